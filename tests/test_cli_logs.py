@@ -10,6 +10,7 @@ import sqlite3
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.outputs import kubelet_prefix
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, POD, WORKFLOW, WORKLOADRUN, ResourceKind
+from tests.kube.bare import SERVERS, Bare, bare_server, trainer_without_jobset
 from tests.kube.cluster import installed_in_thread, store_on
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
@@ -287,38 +289,27 @@ def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path,
         assert said == [f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/"
                         "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
                         "following its log meanwhile (ctrl-c stops)"], err
-async def _gpu_nodes(kubeconfig: Path, trainer_without_jobset: bool = False) -> None:
-    """Two GPU Nodes, registered as a bare API server holds them (no kubelet); `trainer_without_jobset`: Kubeflow
-    Trainer's real CRDs applied, JobSet's not (so each run fails at once, no pod made)."""
-    from nvcre_tui.engine.sim.scenario import Scenario
-    from nvcre_tui.engine.store.protocol import CRD
-    from tests.kubeapi.trainer_crds import real_trainer_crd
-    from tests.runner.harness import register_gpu_nodes
-
-    store = await store_on(kubeconfig, SystemClock(), "kubectl")
-    try:
-        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate({"name": "two", "seed": 4, "nodes": [{"count": 2, "cliques": 1}]}))
-        for plural in ("trainjobs", "trainingruntimes") if trainer_without_jobset else ():
-            await store.create(CRD, real_trainer_crd(plural))
-    finally:
-        await store.close()
 
 
-def test_on_an_api_server_alone_a_run_whose_pods_never_start_says_why_it_has_no_log(tmp_path: Path,
+@pytest.fixture(params=SERVERS)
+def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bare]:
+    yield from bare_server(request, tmp_path)
+
+
+def test_on_an_api_server_alone_a_run_whose_pods_never_start_says_why_it_has_no_log(bare: Bare,
                                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """No Job controller, scheduler or kubelet: no pod, so no line. `logs --node` printed nothing at all and exited 0;
     now stderr says why, as the console's log pane does."""
-    with installed_in_thread(tmp_path) as (_, kubeconfig):
-        asyncio.run(_gpu_nodes(kubeconfig))
-        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
-                     "--name", "idle", "--wait", "--timeout", "3s"]) == 3
-        capsys.readouterr()
-        node = asyncio.run(_first_node(kubeconfig))
-        assert main(["certification", "logs", "idle", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
-        out, err = capsys.readouterr()
-        assert out == ""
-        assert err.startswith("No output yet: the run is "), err
-        assert "; its pods have not started. Why: no pods yet (0/" in err and "waiting for the Job controller" in err, err
+    kubeconfig = bare.kubeconfig
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "idle", "--wait", "--timeout", "3s"]) == 3
+    capsys.readouterr()
+    node = asyncio.run(_first_node(kubeconfig))
+    assert main(["certification", "logs", "idle", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("No output yet: the run is "), err
+    assert "; its pods have not started. Why: no pods yet (0/" in err and "waiting for the Job controller" in err, err
 
 
 async def _first_node(kubeconfig: Path) -> str:
@@ -331,14 +322,14 @@ async def _first_node(kubeconfig: Path) -> str:
         await store.close()
 
 
-def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """The Trainer's CRDs without JobSet's: the run fails at once (WorkloadNotCreated) and no pod ever printed a line."""
-    with installed_in_thread(tmp_path) as (_, kubeconfig):
-        asyncio.run(_gpu_nodes(kubeconfig, trainer_without_jobset=True))
-        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
-                     "--name", "refused", "--wait"]) == 1
-        capsys.readouterr()
-        node = asyncio.run(_first_node(kubeconfig))
-        assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
-        out, err = capsys.readouterr()
-        assert (out, err) == ("", "No output: the run failed, and neither its pods nor its Job hold any line of its log.\n")
+    kubeconfig = bare.kubeconfig
+    asyncio.run(trainer_without_jobset(kubeconfig))
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "refused", "--wait"]) == 1
+    capsys.readouterr()
+    node = asyncio.run(_first_node(kubeconfig))
+    assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "No output: the run failed, and neither its pods nor its Job hold any line of its log.\n")

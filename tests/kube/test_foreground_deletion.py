@@ -8,9 +8,7 @@ Run on the emulator, and on a real kube-apiserver + etcd when KUBEBUILDER_ASSETS
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,48 +16,16 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
-from tests import envtest
-from tests.kube.cluster import installed_in_thread, store_on
-from tests.runner.harness import register_gpu_nodes
+from tests.kube.bare import SERVERS, Bare, bare_server
+from tests.kube.cluster import store_on
 
-FLEET = {"name": "two", "seed": 4, "nodes": [{"count": 2, "cliques": 1}]}
 CERT_PATH = "/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/certifications/{name}"
-Cluster = tuple[Path, Callable[[str], dict[str, Any]]]  # the kubeconfig; a foreground DELETE of a path, its answer
 
 
-@pytest.fixture(params=["emulator", "kube-apiserver"])
-def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]:
-    """A bare API server (no scheduler, controller-manager or kubelet) with nvcre installed and two GPU Nodes."""
-    if request.param == "emulator":
-        with installed_in_thread(tmp_path) as (server, kubeconfig):
-            def foreground(path: str) -> dict[str, Any]:
-                body = json.dumps({"propagationPolicy": "Foreground"}).encode()
-                asked = urllib.request.Request(server.url + path, data=body, method="DELETE", headers={
-                    "Authorization": f"Bearer {server.token}", "Content-Type": "application/json"})
-                with urllib.request.urlopen(asked, timeout=10) as answer:
-                    return dict(json.loads(answer.read()))
-
-            asyncio.run(_gpu_nodes(kubeconfig))
-            yield kubeconfig, foreground
-        return
-    assets = envtest.assets_dir()
-    if assets is None:
-        pytest.skip(envtest.SKIP_REASON)
-    with envtest.ControlPlane(assets, tmp_path) as plane:
-        kubeconfig = plane.write_kubeconfig(tmp_path / "kubeconfig")
-        assert main(["setup", "init", "--kubeconfig", str(kubeconfig)]) == 0
-        asyncio.run(_gpu_nodes(kubeconfig))
-        yield kubeconfig, lambda path: plane.request("DELETE", path, {"propagationPolicy": "Foreground"})
-
-
-async def _gpu_nodes(kubeconfig: Path) -> None:
-    store = await store_on(kubeconfig, SystemClock(), "kubectl")
-    try:
-        await register_gpu_nodes(store, SystemClock(), Scenario.model_validate(FLEET))
-    finally:
-        await store.close()
+@pytest.fixture(params=SERVERS)
+def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bare]:
+    yield from bare_server(request, tmp_path)
 
 
 async def _left(kubeconfig: Path) -> dict[str, list[str]]:
@@ -73,22 +39,22 @@ async def _left(kubeconfig: Path) -> dict[str, list[str]]:
         await store.close()
 
 
-def _started_then_deleted_in_the_foreground(cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+def _started_then_deleted_in_the_foreground(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """`run --wait` until its timeout (its engine made the tree, no pod ever runs), then kubectl's foreground delete."""
-    kubeconfig, foreground = cluster
+    kubeconfig = cluster.kubeconfig
     code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                  "--name", "fg", "--wait", "--timeout", "3s"])
     assert code == 3, capsys.readouterr().err
     assert all(asyncio.run(_left(kubeconfig)).values())  # a Workflow, Job, run and batch Job each
-    deleting = foreground(CERT_PATH.format(name="fg"))
+    deleting = cluster.delete(CERT_PATH.format(name="fg"), "Foreground")
     assert deleting["metadata"]["finalizers"] == ["foregroundDeletion"]
     capsys.readouterr()
 
 
-def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(cluster: Cluster,
+def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(cluster: Bare,
                                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """It waited its whole timeout and blamed the absent engine (`is nvcre controller running?`) while it ran one."""
-    kubeconfig, _ = cluster
+    kubeconfig = cluster.kubeconfig
     _started_then_deleted_in_the_foreground(cluster, capsys)
     code = main(["certification", "delete", "fg", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"])
     err = capsys.readouterr().err
@@ -115,11 +81,11 @@ async def _install_left(kubeconfig: Path) -> dict[str, Any]:
         await store.close()
 
 
-def test_reset_is_not_held_by_a_certification_deleted_in_the_foreground(cluster: Cluster,
+def test_reset_is_not_held_by_a_certification_deleted_in_the_foreground(cluster: Bare,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The Certification CRD waited for it for the whole timeout ("their objects are being removed": they never were),
     then reset exited leaving nvcre-system Terminating for good, so `setup init` was refused ever after."""
-    kubeconfig, _ = cluster
+    kubeconfig = cluster.kubeconfig
     _started_then_deleted_in_the_foreground(cluster, capsys)
     code = main(["setup", "reset", "--kubeconfig", str(kubeconfig), "--yes", "--force", "--timeout", "10"])
     out, err = capsys.readouterr()
@@ -131,12 +97,12 @@ def test_reset_is_not_held_by_a_certification_deleted_in_the_foreground(cluster:
 
 
 def test_reset_names_the_finalizer_of_another_client_that_holds_the_crds_and_still_removes_the_namespace(
-        cluster: Cluster, capsys: pytest.CaptureFixture[str]) -> None:
+        cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """A finalizer nvcre did not set is left to whoever set it, and named; the install namespace, which does not wait for
     the CRDs, is still removed."""
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    kubeconfig, _ = cluster
+    kubeconfig = cluster.kubeconfig
 
     async def held_by_another() -> None:
         store = await store_on(kubeconfig, SystemClock(), "kubectl")

@@ -193,12 +193,38 @@ async def _run(args: argparse.Namespace) -> int:
             render_certification(cert, fleet, catalog, _source(args))
     if args.setup:
         await _set_up(args)
+    if args.sim_runner:
+        await _plan_before_the_fleet_registers(args, cert, catalog)
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = Told(tell_notices(session))
     try:
         return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, known)
     finally:
         await close_session(session, told.count)
+
+
+async def _plan_before_the_fleet_registers(args: argparse.Namespace, cert: Any, catalog: Any) -> None:
+    """--sim-runner: the session registers the fleet's Nodes as it opens (its engine plays them), before the
+    certification is planned on them: a plan refused then (heterogeneous platforms, a product the --category flags
+    cannot narrow) left 32 simulated Nodes on the cluster for bad input. Planned first on the cluster's Nodes and those
+    the fleet would add (ensure_nodes leaves a Node of the same name as it is), InputError before anything is written.
+    A user who may not list Nodes, or a read that fails, is left to the session, which says so."""
+    from nvcre_tui.cli.kubeflags import open_kube_store
+    from nvcre_tui.engine.kube.session import COMMAND_AGENT
+
+    store = await open_kube_store(args, user_agent=COMMAND_AGENT)
+    try:
+        present = (await store.list(NODE)).items
+    except StoreError:
+        return
+    finally:
+        await store.close()
+    names = {node["metadata"]["name"] for node in present}
+    nodes = [*present, *(node for node in build_nodes(scenario_of(args)) if node["metadata"]["name"] not in names)]
+    planned = cert.model_copy(deep=True)  # as _run_in narrows and plans it, on its own copy
+    if args.category and (product := _gpu_product(nodes)) is not None:
+        planned.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
+    render_certification(planned, nodes, catalog, _source(args))
 
 
 async def _set_up(args: argparse.Namespace) -> None:

@@ -221,3 +221,26 @@ async def _nodes(kubeconfig: Path) -> list[dict]:
         return (await store.list(NODE)).items
     finally:
         await store.close()
+
+
+def test_a_sim_runner_run_its_plan_refuses_registers_no_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster with a real GPU Node its target also matches (another platform than the fleet's): the plan is refused
+    (exit 2, heterogeneous platforms), and the 32 simulated Nodes and the fleet's ConfigMap the session had written
+    first stayed."""
+    from tests.kube.test_setup import _gpu_node
+
+    async def real_gpu_node(kubeconfig: Path) -> None:
+        store = await store_on(kubeconfig, SystemClock(), "kubectl")
+        try:
+            await store.create(NODE, _gpu_node("real-gpu"))
+        finally:
+            await store.close()
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(real_gpu_node(kubeconfig))
+        before = len(server.requests)
+        code = main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT), "--wait"])
+        writes = [r for r in server.requests[before:] if r.method != "GET"]
+    err = capsys.readouterr().err
+    assert code == 2 and "heterogeneous platforms: aws (gpu-node-01" in err and "Traceback" not in err, err
+    assert writes == [], sorted({r.path for r in writes})  # no Node, no fleet ConfigMap, no Lease, no Certification

@@ -246,10 +246,28 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         print("\n".join(printable(render_text(report)) for report in reports), end="")
     if problems:
         raise InputError(problems)
-    stalled = await _no_engine_note(session, reports)
-    if stalled:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(stalled), soft_wrap=True)
+    held = await _deletions_held(session, [report["name"] for report in reports], namespace)
+    # a certification being deleted is not advanced by any engine: the lease's holder is beside the point for it
+    stalled = await _no_engine_note(session, [report for report in reports if report["name"] not in held])
+    for note in [*held.values(), *([stalled] if stalled else [])]:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(escape(note), soft_wrap=True)
     return report_exit(report["result"] for report in reports)
+
+
+async def _deletions_held(session: Session, names: list[str], namespace: str) -> dict[str, str]:
+    """By name, a line for each certification being deleted whose finalizer holds it: its report reads RUNNING, for
+    good where the finalizer is the garbage collector's and none runs (engine/kube/held.py)."""
+    from nvcre_tui.engine.kube.held import deletion_held
+
+    notes = {}
+    for name in names:
+        try:
+            cert = await session.store.get(CERTIFICATION, name, namespace)
+        except StoreError:
+            continue
+        if (note := deletion_held(name, cert)) is not None:
+            notes[name] = printable(f"nvcre: {note}", newlines=False)
+    return notes
 
 
 async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:

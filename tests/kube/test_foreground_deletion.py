@@ -64,6 +64,20 @@ def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(clust
                                             "jobs.batch": []}
 
 
+def test_report_says_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+    """Its report read RUNNING (exit 3), and said only that no engine held the lease, as if one would advance it."""
+    kubeconfig = cluster.kubeconfig
+    _started_then_deleted_in_the_foreground(cluster, capsys)
+    code = main(["certification", "report", "fg", "--kubeconfig", str(kubeconfig)])
+    out, err = capsys.readouterr()
+    assert code == 3 and "Result:         RUNNING" in out
+    [line] = err.splitlines()
+    assert line.startswith("nvcre: certification fg is being deleted (since "), err
+    assert line.endswith(") and held by foregroundDeletion, the garbage collector's finalizer (kubectl delete --cascade=foreground): "
+                         "an API server without kube-controller-manager never removes it; `nvcre certification delete fg` "
+                         "completes the deletion"), err
+
+
 async def _install_left(kubeconfig: Path) -> dict[str, Any]:
     """The nvcre CRDs still there, and the install namespace (its phase) if it is."""
     from nvcre_tui.engine.store.errors import NotFound
@@ -123,3 +137,14 @@ def test_reset_names_the_finalizer_of_another_client_that_holds_the_crds_and_sti
         "nvcre setup reset: CRDs still being deleted after 2s: certifications.nvcre.nvidia.com (1 object held by finalizers "
         "nobody removed: certification default/kept (example.com/hold); whoever set them removes them, then the CRDs go)"], err
     assert asyncio.run(_install_left(kubeconfig)) == {"crds": ["certifications.nvcre.nvidia.com"], "namespace": None}
+
+
+def test_another_clients_finalizer_is_left_to_it_and_a_certification_not_being_deleted_has_no_note() -> None:
+    from nvcre_tui.engine.kube.held import deletion_held
+
+    stamp = "2026-01-01T00:00:00Z"
+    assert deletion_held("c", {"metadata": {"finalizers": ["example.com/hold"]}}) is None  # not being deleted
+    assert deletion_held("c", {"metadata": {"deletionTimestamp": stamp, "finalizers": ["example.com/hold", "foregroundDeletion"]}}) == (
+        f"certification c is being deleted (since {stamp}) and held by example.com/hold, foregroundDeletion: whoever set it "
+        "(example.com/hold) removes it, then it goes")
+    assert "--cascade=orphan" in str(deletion_held("c", {"metadata": {"deletionTimestamp": stamp, "finalizers": ["orphan"]}}))

@@ -16,7 +16,7 @@ from typing import Any
 from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 
-__all__ = ["COLLECTOR_FINALIZERS", "NVCRE_KINDS", "held", "release_collector_holds"]
+__all__ = ["COLLECTOR_FINALIZERS", "NVCRE_KINDS", "deletion_held", "describe", "held", "release_collector_holds"]
 
 Obj = dict[str, Any]
 COLLECTOR_FINALIZERS = frozenset({"foregroundDeletion", "orphan"})  # the garbage collector's, set by a DELETE's policy
@@ -60,3 +60,20 @@ async def release_collector_holds(store: ResourceStore) -> tuple[list[str], list
             continue
         completed.append(describe(kind, obj))
     return completed, failed
+
+
+def deletion_held(name: str, obj: Obj) -> str | None:
+    """What holds the deletion of a certification being deleted (`report` says it: its status stays as it was, RUNNING
+    for good where nothing removes the finalizer), with the way out; None when it is not being deleted."""
+    meta = obj.get("metadata") or {}
+    finalizers = [str(f) for f in meta.get("finalizers") or []]
+    if not meta.get("deletionTimestamp") or not finalizers:
+        return None
+    ours = [f for f in finalizers if f in COLLECTOR_FINALIZERS]
+    others = [f for f in finalizers if f not in COLLECTOR_FINALIZERS]
+    said = f"certification {name} is being deleted (since {meta['deletionTimestamp']}) and held by {', '.join(finalizers)}"
+    if ours and not others:
+        return (f"{said}, the garbage collector's finalizer (kubectl delete --cascade={'foreground' if 'foregroundDeletion' in ours else 'orphan'}): "
+                f"an API server without kube-controller-manager never removes it; `nvcre certification delete {name}` completes "
+                "the deletion")
+    return f"{said}: whoever set {'it' if len(others) == 1 else 'them'} ({', '.join(others)}) removes {'it' if len(others) == 1 else 'them'}, then it goes"

@@ -498,7 +498,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     CRDs (their objects go with them), the RBAC; then what only nvcre objects owned (no garbage collector may run),
     and last the namespace."""
     from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects, install_parts, made_by_init
-    from nvcre_tui.engine.kube.leftovers import delete_leftovers, deleted_lines
+    from nvcre_tui.engine.kube.leftovers import delete_leftovers, delete_own_events, deleted_lines
     from nvcre_tui.engine.lease import LEASE_NAME
     from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
@@ -580,6 +580,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     code = EXIT_FAILED if remaining else EXIT_OK
     if keep:
         return code
+    if events := await delete_own_events(store, namespace):
+        print(f"deleted {count(events, 'Event')} nvcre wrote in namespace {namespace} about the objects reset removed")
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
     left = await _still_there(store, clock, namespace, wait)
     if left is None:

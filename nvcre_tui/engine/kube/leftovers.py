@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, TRAINING_RUNTIME, TRAINJOB
-from nvcre_tui.engine.store.errors import Forbidden, NotFound
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.events import EVENT_COMPONENT
 from nvcre_tui.engine.store.owned import delete_owned
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, NVCRE_GROUP, SECRET, SERVICE, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, EVENT, NVCRE_GROUP, SECRET, SERVICE, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
@@ -72,4 +73,26 @@ def _where(kind: ResourceKind, obj: Obj) -> str:
     return f"{kind.kind.lower()}{'.' + kind.group if kind.group else ''}/{meta['name']} in {meta.get('namespace')}"
 
 
-__all__ = ["OWNED_KINDS", "delete_leftovers", "deleted_lines", "nvcre_owner"]
+async def delete_own_events(store: ResourceStore, namespace: str) -> int:
+    """Delete, each by its uid, the Events nvcre wrote in `namespace` about its own objects (reportingComponent nvcre,
+    the involved object of the nvcre group): a certification run in the install namespace leaves them there, and once
+    `setup reset` has deleted the objects they are about, they held that namespace Terminating on an API server without
+    a namespace controller (it finalizes only an empty one). How many went; none when they may not be listed."""
+    try:
+        events = (await store.list(EVENT, namespace)).items
+    except StoreError:
+        return 0
+    deleted = 0
+    for event in events:
+        about = event.get("involvedObject") or {}
+        if event.get("reportingComponent") != EVENT_COMPONENT or not nvcre_owner(about if isinstance(about, Mapping) else {}):
+            continue
+        try:
+            await store.delete(EVENT, event["metadata"]["name"], namespace, uid=event["metadata"].get("uid"))
+            deleted += 1
+        except StoreError:
+            continue  # gone meanwhile, or refused: the namespace's contents say what is left
+    return deleted
+
+
+__all__ = ["OWNED_KINDS", "delete_leftovers", "delete_own_events", "deleted_lines", "nvcre_owner"]

@@ -250,14 +250,19 @@ class Engine:
             return
         error_class: str | None = None
         try:
-            if cached["metadata"].get("deletionTimestamp"):
-                return
+            deleting = bool(cached["metadata"].get("deletionTimestamp"))
             obj = _own_copy(kind, cached)  # reconcilers may edit their object; the cache is shared
-            self.reconciles[kind.kind] += 1
+            if not deleting:
+                self.reconciles[kind.kind] += 1
+            # One being deleted is never reconciled, but is still collected once its owner is gone: a finalizer holds it
+            # (kubectl's --cascade=foreground hands it to a garbage collector an API server alone lacks), and collecting
+            # it stops its runs, and its delete in the background makes the server drop the collector's finalizer.
             live_orphan = await orphan(self.ctx, kind, obj, self.world)
             if live_orphan is not None:
                 await collect(self.ctx, kind, live_orphan, self.world)
                 delay = None
+            elif deleting:
+                return
             elif self._scope is None or self._scope(kind, cached):
                 delay = await RECONCILERS[kind](self.ctx, obj, self.world)
             else:  # outside limit_to: an orphan is collected, nothing else is done

@@ -64,6 +64,24 @@ def test_delete_wait_removes_a_certification_held_by_a_foreground_deletion(clust
                                             "jobs.batch": []}
 
 
+def test_delete_wait_collects_a_workflow_kubectl_deleted_in_the_foreground(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+    """One of its Workflows deleted with --cascade=foreground first, then the certification with nvcre: the engine never
+    looked at an object being deleted, so that Workflow, its Job and run stayed, and `delete --wait` waited its whole
+    timeout blaming an absent engine while it ran one."""
+    kubeconfig = cluster.kubeconfig
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "fg", "--wait", "--timeout", "3s"]) == 3
+    [workflow] = asyncio.run(_left(kubeconfig))["workflows"]
+    deleting = cluster.delete(f"/apis/nvcre.nvidia.com/v1alpha1/namespaces/default/workflows/{workflow}", "Foreground")
+    assert deleting["metadata"]["finalizers"] == ["foregroundDeletion"]
+    capsys.readouterr()
+    code = main(["certification", "delete", "fg", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "30s"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert asyncio.run(_left(kubeconfig)) == {"certifications": [], "workflows": [], "jobs": [], "workloadruns": [],
+                                            "jobs.batch": []}
+
+
 def test_report_says_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """Its report read RUNNING (exit 3), and said only that no engine held the lease, as if one would advance it."""
     kubeconfig = cluster.kubeconfig

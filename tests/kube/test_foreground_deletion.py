@@ -82,6 +82,36 @@ def test_delete_wait_collects_a_workflow_kubectl_deleted_in_the_foreground(clust
                                             "jobs.batch": []}
 
 
+def test_delete_wait_names_the_finalizer_of_another_client_that_holds_a_workflow(cluster: Bare,
+                                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A Workflow some other controller holds by its own finalizer stays (with its Job and run) until that controller lets
+    it go: the wait said no engine had removed them (`is nvcre controller running?`) while it ran one."""
+    from nvcre_tui.engine.store.protocol import WORKFLOW
+
+    kubeconfig = cluster.kubeconfig
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "fg", "--wait", "--timeout", "3s"]) == 3
+    [workflow] = asyncio.run(_left(kubeconfig))["workflows"]
+
+    async def hold() -> None:
+        store = await store_on(kubeconfig, SystemClock(), "another-controller")
+        try:
+            held = await store.get(WORKFLOW, workflow, "default")
+            held["metadata"]["finalizers"] = ["example.com/hold"]
+            await store.update(WORKFLOW, held)
+        finally:
+            await store.close()
+
+    asyncio.run(hold())
+    capsys.readouterr()
+    code = main(["certification", "delete", "fg", "--kubeconfig", str(kubeconfig), "--wait", "--timeout", "3s"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.splitlines()[-1] == (f"after 3s, 3 of its objects remain (Job, Workflow, WorkloadRun): workflow default/{workflow} "
+                                    "is held by example.com/hold; whoever set a finalizer removes it, then what it holds goes "
+                                    "with the rest"), err
+
+
 def test_report_says_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """Its report read RUNNING (exit 3), and said only that no engine held the lease, as if one would advance it."""
     kubeconfig = cluster.kubeconfig

@@ -264,10 +264,18 @@ async def wait_collected(cache: WatchCache, engine: Engine | None, known: set[st
 
 
 def left_message(left: list[Obj], limit: str) -> str:
-    """What remains after a wait of `limit`, and what removes it."""
+    """What remains after a wait of `limit`, and what removes it: the finalizers that hold those being deleted (another
+    client's: no engine or collector removes them, so blaming an absent engine sent the user looking for one), else an
+    engine or a garbage collector."""
     kinds = sorted({str(obj.get("kind")) for obj in left})
-    return (f"after {limit}, {len(left)} of its objects remain ({', '.join(kinds)}): no garbage collector or nvcre engine "
-            "removed them yet (is `nvcre controller` running?); they go once one does")
+    said = f"after {limit}, {len(left)} of its objects remain ({', '.join(kinds)})"
+    held = [obj for obj in left if (obj.get("metadata") or {}).get("deletionTimestamp") and (obj.get("metadata") or {}).get("finalizers")]
+    if held:
+        holds = "; ".join(f"{str(obj.get('kind')).lower()} {obj['metadata'].get('namespace')}/{obj['metadata'].get('name')} is held "
+                          f"by {', '.join(map(str, obj['metadata']['finalizers']))}" for obj in held[:3])
+        return (f"{said}: {holds}{' ...' if len(held) > 3 else ''}; whoever set a finalizer removes it, then what it holds "
+                "goes with the rest")
+    return f"{said}: no garbage collector or nvcre engine removed them yet (is `nvcre controller` running?); they go once one does"
 
 
 __all__ = ["Authorizer", "CHILD_KINDS", "Deletion", "delete_certification", "left_message", "remaining", "wait_collected"]

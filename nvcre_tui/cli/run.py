@@ -43,6 +43,7 @@ from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certific
 from nvcre_tui.engine.grants import certifications_take, rbac_refused
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import check_history
+from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
@@ -630,8 +631,13 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         try:
             cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         except NotFound:
-            raise InputError(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, the "
-                             "console's x or kubectl); it has no report") from None
+            cert = None
+        # One being deleted is never reconciled again: held by a finalizer (kubectl's --cascade=foreground, whose
+        # collector an API server alone lacks) it stood RUNNING until the timeout, said to go on.
+        if cert is None or ((cert.get("metadata") or {}).get("deletionTimestamp") and not cond.is_terminal(cert)):
+            held = deletion_held(name, cert) if cert is not None else None
+            raise InputError(printable(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, "
+                                       f"the console's x or kubectl); it has no report{'; ' + held if held else ''}", newlines=False))
         if told_notices is not None and not cond.is_terminal(cert):  # once it ended (its archive), after its report
             told_notices.count = tell_notices(session, told_notices.count)
         elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())

@@ -112,6 +112,37 @@ def test_delete_wait_names_the_finalizer_of_another_client_that_holds_a_workflow
                                     "with the rest"), err
 
 
+def test_run_wait_ends_when_its_certification_is_deleted_in_the_foreground(cluster: Bare,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It followed a certification no engine would ever advance again until its timeout (an hour by default), then said
+    it went on; a deletion in the background ends the follow at once (exit 2), and now so does this one, saying what
+    holds it."""
+    import threading
+    import time
+    import urllib.error
+
+    def delete_when_seen() -> None:
+        for _ in range(200):
+            try:
+                cluster.delete(CERT_PATH.format(name="fw"), "Foreground")
+                return
+            except (urllib.error.HTTPError, RuntimeError):  # not created yet (the emulator's 404, or envtest's ApiError)
+                time.sleep(0.05)
+
+    deleter = threading.Timer(2.0, delete_when_seen)
+    deleter.start()
+    started = time.monotonic()
+    code = main(["certification", "run", "--kubeconfig", str(cluster.kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "fw", "--wait", "--timeout", "60s"])
+    deleter.join()
+    err = capsys.readouterr().err
+    assert code == 2 and time.monotonic() - started < 30, err
+    assert err.strip().splitlines()[-1].startswith(
+        "certification 'fw' was deleted while it was followed (`nvcre certification delete`, the console's x or kubectl); it has "
+        "no report; certification fw is being deleted (since "), err
+    assert err.strip().endswith("`nvcre certification delete fw` completes the deletion"), err
+
+
 def test_report_says_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """Its report read RUNNING (exit 3), and said only that no engine held the lease, as if one would advance it."""
     kubeconfig = cluster.kubeconfig

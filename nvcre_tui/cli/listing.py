@@ -24,6 +24,7 @@ from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, inconclusive_counted
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
+from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.report.model import waited_and_ran
@@ -83,6 +84,9 @@ async def _list(args: argparse.Namespace) -> int:
         elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
             say(f"No certifications in {where} of {where_of(session)}.")
+        for cert in certs:  # RUNNING for good, where the finalizer is a garbage collector's and none runs
+            if (held := deletion_held(str(_mapping(cert.get("metadata")).get("name")), cert)) is not None:
+                say(f"nvcre: {held}")
         for line in damaged:  # named, never dropped silently; exit 2
             say(line)
         return EXIT_BAD_INPUT if damaged else EXIT_OK

@@ -143,18 +143,22 @@ def test_run_wait_ends_when_its_certification_is_deleted_in_the_foreground(clust
     assert err.strip().endswith("`nvcre certification delete fw` completes the deletion"), err
 
 
-def test_report_says_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_and_list_say_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     """Its report read RUNNING (exit 3), and said only that no engine held the lease, as if one would advance it."""
     kubeconfig = cluster.kubeconfig
     _started_then_deleted_in_the_foreground(cluster, capsys)
+    held = (") and held by foregroundDeletion, the garbage collector's finalizer (kubectl delete --cascade=foreground): an API "
+            "server without kube-controller-manager never removes it; `nvcre certification delete fg` completes the deletion")
     code = main(["certification", "report", "fg", "--kubeconfig", str(kubeconfig)])
     out, err = capsys.readouterr()
     assert code == 3 and "Result:         RUNNING" in out
     [line] = err.splitlines()
-    assert line.startswith("nvcre: certification fg is being deleted (since "), err
-    assert line.endswith(") and held by foregroundDeletion, the garbage collector's finalizer (kubectl delete --cascade=foreground): "
-                         "an API server without kube-controller-manager never removes it; `nvcre certification delete fg` "
-                         "completes the deletion"), err
+    assert line.startswith("nvcre: certification fg is being deleted (since ") and line.endswith(held), err
+    assert main(["certification", "list", "--kubeconfig", str(kubeconfig)]) == 0  # the list, where it read RUNNING alone
+    out, err = capsys.readouterr()
+    assert out.splitlines()[1].split()[:2] == ["fg", "RUNNING"]
+    [line] = err.splitlines()
+    assert line.startswith("nvcre: certification fg is being deleted (since ") and line.endswith(held), err
 
 
 async def _install_left(kubeconfig: Path) -> dict[str, Any]:

@@ -63,17 +63,21 @@ async def release_collector_holds(store: ResourceStore) -> tuple[list[str], list
 
 
 def deletion_held(name: str, obj: Obj) -> str | None:
-    """What holds the deletion of a certification being deleted (`report` says it: its status stays as it was, RUNNING
-    for good where nothing removes the finalizer), with the way out; None when it is not being deleted."""
-    meta = obj.get("metadata") or {}
-    finalizers = [str(f) for f in meta.get("finalizers") or []]
+    """What holds the deletion of a certification being deleted (`report`, `list` and `run --wait` say it: its status
+    stays as it was, RUNNING for good where nothing removes the finalizer), with the way out; None when it is not being
+    deleted."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("finalizers"), list):  # a damaged one is said as such elsewhere
+        return None
+    finalizers = [str(f) for f in meta["finalizers"]]
     if not meta.get("deletionTimestamp") or not finalizers:
         return None
     ours = [f for f in finalizers if f in COLLECTOR_FINALIZERS]
     others = [f for f in finalizers if f not in COLLECTOR_FINALIZERS]
     said = f"certification {name} is being deleted (since {meta['deletionTimestamp']}) and held by {', '.join(finalizers)}"
+    namespace = f" -n {meta['namespace']}" if meta.get("namespace") not in (None, "default") else ""
     if ours and not others:
         return (f"{said}, the garbage collector's finalizer (kubectl delete --cascade={'foreground' if 'foregroundDeletion' in ours else 'orphan'}): "
-                f"an API server without kube-controller-manager never removes it; `nvcre certification delete {name}` completes "
-                "the deletion")
+                f"an API server without kube-controller-manager never removes it; `nvcre certification delete {name}{namespace}` "
+                "completes the deletion")
     return f"{said}: whoever set {'it' if len(others) == 1 else 'them'} ({', '.join(others)}) removes {'it' if len(others) == 1 else 'them'}, then it goes"

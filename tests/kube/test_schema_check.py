@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from nvcre_tui.engine.api.stamps import SCHEMA_GENERATION
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube import load_target
@@ -42,7 +43,7 @@ async def test_crds_of_another_version_are_one_line_saying_how_to_update_them_an
         with pytest.raises(InputError) as refused:  # `nvcre controller`: an engine or nothing
             await _open(kubeconfig, elect=False)
         [message] = refused.value.messages
-        assert "workflows.nvcre.nvidia.com was installed by nvcre 0.1.0 (schema generation 1) with another schema" in message and "run `nvcre setup init`" in message
+        assert f"workflows.nvcre.nvidia.com was installed by nvcre 0.1.0 (schema generation {SCHEMA_GENERATION}) with another schema" in message and "run `nvcre setup init`" in message
         console = await _open(kubeconfig)  # would have run an engine: a viewer that says why
         try:
             assert console.engine is None and console.lease is None

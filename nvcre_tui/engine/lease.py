@@ -69,7 +69,7 @@ class LeaseHolder:
     live: bool
     transitions: int = 0
     ahead: float = 0.0  # seconds renewTime is ahead of the reader's clock (the holder's clock runs fast)
-    runner: str | None = None  # RUNNER_PODS or RUNNER_SIMULATED (ANNOTATION_ENGINE_RUNNER); None: not said
+    runner: str | None = None  # RUNNER_PODS or RUNNER_SIMULATED (ANNOTATION_ENGINE_RUNNER); None: not said by this holder
     version: str | None = None  # its engine's nvcre version (ANNOTATION_ENGINE_VERSION); None: not said (an older nvcre)
 
     @property
@@ -97,24 +97,28 @@ class LeaseHolder:
         duration = int(spec.get("leaseDurationSeconds") or 0)
         live = renewed is not None and renewed + timedelta(seconds=duration) > now
         ahead = max(0.0, (renewed - now).total_seconds()) if renewed is not None else 0.0
-        annotations = (lease.get("metadata") or {}).get("annotations") or {}
-        runner = annotations.get(ANNOTATION_ENGINE_RUNNER)
+        runner, version = _said_by(identity, (lease.get("metadata") or {}).get("annotations") or {})
         return cls(identity, _time(spec, "acquireTime"), renewed, duration, live, int(spec.get("leaseTransitions") or 0), ahead,
-                   runner if isinstance(runner, str) else None, _version(annotations.get(ANNOTATION_ENGINE_VERSION), identity))
+                   runner, version)
 
 
 MAX_VERSION_CHARS = 64
 
 
-def _version(said: Any, identity: str) -> str | None:
-    """The version ANNOTATION_ENGINE_VERSION gives the holder `identity`: only when the annotation names that holder (an
-    older nvcre holding the Lease keeps the annotation of the engine before it), on one line, at a version's length."""
+def _said_by(identity: str, annotations: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The runner (ANNOTATION_ENGINE_RUNNER) and version (ANNOTATION_ENGINE_VERSION) the Lease's annotations give its
+    holder `identity`: only when the version annotation names that holder. An older nvcre holding the Lease writes no
+    version and keeps the annotations of the engine before it (the runner too, or both where it predates the runner's):
+    both then are that engine's, not its holder's. The runner's value stays bare ("pods"), as an older reader compares it.
+    The version on one line, at a version's length."""
+    said = annotations.get(ANNOTATION_ENGINE_VERSION)
     if not isinstance(said, str):
-        return None
+        return None, None
     version, _, holder = said.partition(" ")
     if holder != identity or not version:
-        return None
-    return printable(version, newlines=False)[:MAX_VERSION_CHARS]
+        return None, None
+    runner = annotations.get(ANNOTATION_ENGINE_RUNNER)
+    return (runner if isinstance(runner, str) else None), printable(version, newlines=False)[:MAX_VERSION_CHARS]
 
 
 class EngineLease:

@@ -98,3 +98,24 @@ async def test_the_lease_says_its_holders_version_and_init_of_that_version_goes_
     assert now is not None and now.identity == "ctl-older"
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, err) == (0, ""), err
+
+
+async def test_an_older_holder_is_not_told_to_run_what_the_engine_before_it_ran(server, kubeconfig, admin, capsys) -> None:
+    """The Lease's runner annotation (nvcre.nvidia.com/engine-runner) was read as its holder's whoever wrote it: an older
+    nvcre that took the Lease kept the fleet's 'simulated-fleet' of the engine before it, and readers refused (or let
+    through) certifications by what that older engine does not do. The runner is its holder's only where the version
+    annotation names that holder, as the version is; its value stays bare for an older reader."""
+    from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, RUNNER_SIMULATED
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    fleet = EngineLease(admin, server.clock, "nvcre-system", "console-sim", 3600, runner=RUNNER_SIMULATED)
+    assert await fleet.try_acquire()
+    holder = await fleet.holder()
+    assert holder is not None and (holder.runner, holder.version) == (RUNNER_SIMULATED, NVCRE_VERSION)
+    assert (await admin.get(LEASE, "nvcre-engine", "nvcre-system"))["metadata"]["annotations"][ANNOTATION_ENGINE_RUNNER] == RUNNER_SIMULATED
+    await fleet.release()
+    lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")  # an older nvcre takes it: it keeps what it finds
+    lease["spec"].update(holderIdentity="ctl-older", leaseDurationSeconds=3600, renewTime=format_micro_time(server.clock.now()))
+    await admin.update(LEASE, lease)
+    older = await EngineLease(admin, server.clock, "nvcre-system", "probe").holder()
+    assert older is not None and older.identity == "ctl-older" and (older.runner, older.version) == (None, None), older

@@ -46,7 +46,8 @@ ANNOTATION_NOTE = "nvcre.nvidia.com/note"  # a word for whoever reads the object
 ANNOTATION_MADE_BY_INIT = "nvcre.nvidia.com/made-by-setup-init"
 # On the engine's Lease: what its holder's engine runs a certification's workloads with, so that another process
 # does not create a certification that engine would fail (real pods on the simulated fleet's Nodes) or play (the
-# simulated fleet, made-up measurements, for a certification meant for GPUs).
+# simulated fleet, made-up measurements, for a certification meant for GPUs). Its value bare, as older readers compare it;
+# it is the holder's only where ANNOTATION_ENGINE_VERSION names that holder (an older holder keeps the one it finds).
 ANNOTATION_ENGINE_RUNNER = "nvcre.nvidia.com/engine-runner"
 RUNNER_PODS, RUNNER_SIMULATED = "pods", "simulated-fleet"
 # On the engine's Lease too: the nvcre version of its holder's engine, followed by that holder's identity ("0.1.0

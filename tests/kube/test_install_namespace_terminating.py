@@ -126,3 +126,24 @@ async def test_the_ways_out_of_an_install_in_another_namespace_name_it_and_say_w
                          "install, also deletes the CRDs and with them every Certification, Workflow, Job and WorkloadRun in "
                          "every namespace (beside another install it keeps them)")
     assert advice("nvcre-system", []) == ADVICE
+
+
+async def test_setup_status_for_a_user_who_cannot_list_namespaces_says_what_reset_costs_in_either_case(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """A user who may get the install namespace but not list Namespaces: setup status took the other installs as none,
+    and its Terminating row said reset deletes every Certification, which it keeps beside another install (here one in
+    gpu-ops). Unknown installs say both cases, as the engine's line does."""
+    from tests.kube.test_setup import _ops_user
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await admin.create(NAMESPACE, {"metadata": {"name": "gpu-ops", "labels": {"nvcre.nvidia.com/install": "true"}}})  # an older init's second
+    await _delete_install_namespace(admin)
+    ops = await _ops_user(server, admin, tmp_path, [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get"]}])
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", ops)
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("namespace "))
+    rest = [line for line in lines[at + 1:] if line.startswith(" ")][:1] if lines[at + 1].startswith(" ") else []  # wrapped
+    row = " ".join(" ".join([lines[at], *rest]).split())
+    assert code == 1 and row.startswith("namespace terminating nvcre's install namespace nvcre-system is being deleted"), out
+    assert row.endswith("while `nvcre setup reset` removes it too but, where it is nvcre's only install, also deletes the CRDs "
+                        "and with them every Certification, Workflow, Job and WorkloadRun in every namespace (beside another "
+                        "install it keeps them)"), row

@@ -119,7 +119,8 @@ class InstallStatus:
     scheduler: bool = False  # kube-scheduler's leader Lease renewed (unreadable: in `unknown`)
     gpu_labelled_nodes: int = 0  # Nodes (not simulated) labelled nvidia.com/gpu.present=true, as GPU Feature Discovery labels them
     namespace_terminating: bool = False  # the namespace is there, being deleted: not present (no install), but not missing
-    elsewhere: list[str] = field(default_factory=list)  # the namespaces nvcre is installed in instead (setup init's label)
+    # the namespaces nvcre is installed in instead (setup init's label); None: Namespaces may not be listed (unknown)
+    elsewhere: list[str] | None = field(default_factory=list)
     # What the CRDs say of the nvcre that installed them against this one (None: none stamped by `setup init`).
     schema: InstalledSchema | None = None
     # The namespace carries setup init's label (part-of nvcre): an install is there. One kept after `setup reset` (init had
@@ -317,7 +318,8 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     scheduler = await _scheduler(store, clock, unknown)
     from nvcre_tui.engine.kube.installs import install_namespaces, is_install
 
-    elsewhere = [name for name in await install_namespaces(store) or [] if name != namespace]
+    installs = await install_namespaces(store)
+    elsewhere = None if installs is None else [name for name in installs if name != namespace]
     return InstallStatus(namespace, crds, namespace_present, rbac,
                          _lease_state(holder, clock.now()), trainer, evidence, dcgm, gpu_nodes, len(node_items), unknown,
                          hostengine, rack_scale, domains,

@@ -118,3 +118,83 @@ async def _running_status(kubeconfig: Path, name: str, writer: str) -> None:
                                                                      "nodes": ALL_NODES[:2], "message": "running on 2 node(s)"}})
     finally:
         await store.close()
+
+
+async def _strip_simulated(kubeconfig: Path, clock: ManualClock) -> tuple[int, set[str]]:
+    """What an older nvcre's fleet left: no Simulated condition on runs (their status the simulator's writes, as then),
+    Jobs, Workflows and the Certification (the engine's), and no runner annotation. How many runs it had started, and
+    those it had finished."""
+    from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER
+    from nvcre_tui.engine.store.protocol import JOB
+
+    started, finished = 0, set()
+    for kind, agent in ((WORKLOADRUN, "nvcre-sim"), (JOB, "nvcre-engine"), (WORKFLOW, "nvcre-engine"), (CERTIFICATION, "nvcre-engine")):
+        store = await store_on(kubeconfig, clock, agent)
+        try:
+            for obj in (await store.list(kind, "default")).items:
+                status = obj.get("status") or {}
+                started += kind is WORKLOADRUN and status.get("phase") in ("Scheduling", "Running")
+                if kind is WORKLOADRUN and status.get("phase") in ("Succeeded", "Failed"):
+                    finished.add(obj["metadata"]["name"])
+                conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Simulated"]
+                obj = await store.update_status(kind, {**obj, "status": {**status, "conditions": conditions}})
+                if ANNOTATION_ENGINE_RUNNER in (obj["metadata"].get("annotations") or {}):
+                    obj["metadata"]["annotations"].pop(ANNOTATION_ENGINE_RUNNER)
+                    await store.update(kind, obj)
+        finally:
+            await store.close()
+    return started, finished
+
+
+async def test_a_certification_an_older_fleet_ran_finishes_reported_as_simulated(tmp_path: Path) -> None:
+    """The runs an older fleet started are marked Simulated when played on; their Jobs and Certification were not checked.
+    The Certification took its Simulated condition from the first started run of each Workflow only: one the older fleet
+    had finished, which says nothing, so the Certification never said Simulated (kubectl, NVSentinel read it). Followed to
+    the end: the Jobs of the runs played on and the Certification carry it, and the report says "simulated"."""
+    from nvcre_tui.engine.controllers import conditions as cond
+    from nvcre_tui.engine.report.model import build_report
+    from nvcre_tui.engine.report.text import render_text
+    from nvcre_tui.engine.store.protocol import JOB
+    from tests.console.harness import certification_body, intra_all_reduce
+
+    clock = ManualClock()
+    async with installed(tmp_path) as (_, kubeconfig):
+        target = await load_target(str(kubeconfig))
+        older = await KubeSession.open(target, default_catalog(), clock=clock, scenario=default_scenario(), history=None)
+        try:
+            admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+            await admin.create(CERTIFICATION, certification_body(intra_all_reduce("upgraded")))
+            await admin.close()
+            assert older.engine is not None
+
+            async def running() -> bool:  # one run finished (before runs said Simulated), another still running
+                phases = [(r.get("status") or {}).get("phase") for r in older.cache.list(WORKLOADRUN)]
+                return "Succeeded" in phases and "Running" in phases
+
+            assert await older.engine.run_until_settled(until=running, max_seconds=3600)
+        finally:
+            await older.close()
+        started, finished_before = await _strip_simulated(kubeconfig, clock)
+        assert started and finished_before
+        session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=default_scenario(), history=None)
+        try:
+            assert session.engine is not None
+
+            async def finished() -> bool:
+                cert = session.cache.get(CERTIFICATION, "upgraded", "default")
+                return cert is not None and cond.is_terminal(cert)
+
+            assert await session.engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+            cert = session.cache.get(CERTIFICATION, "upgraded", "default")
+            workflows, jobs = session.cache.list(WORKFLOW, "default"), session.cache.list(JOB, "default")
+            runs = session.cache.list(WORKLOADRUN, "default")
+        finally:
+            await session.close()
+        assert cert is not None and jobs and runs
+        # those the older fleet finished say nothing (it did not then); every run played on or started since says Simulated
+        assert {r["metadata"]["name"] for r in runs if not cond.is_true(r, cond.SIMULATED)} == finished_before
+        assert {j["metadata"]["name"] for j in jobs if not cond.is_true(j, cond.SIMULATED)} == {name[:-len("-run")] for name in finished_before}
+        assert cond.is_true(cert, cond.SIMULATED), cert["status"].get("conditions")
+        report = build_report(cert, workflows, jobs)
+        assert report.get("simulated"), sorted(report)
+        assert "simulated" in render_text(report).lower()

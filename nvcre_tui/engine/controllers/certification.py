@@ -166,11 +166,17 @@ LEFTOVER_SECONDS = 2.0  # how soon a category waiting for an earlier namesake's 
 
 
 def _how_run(cert: Obj, workflows: dict[str, Obj], world: World) -> list[Obj]:
-    """The HOW_RUN conditions (cond.HOW_RUN) of this certification's started runs: those it carries already, and the
-    first started run's of each Workflow (a runner decides once per engine)."""
+    """The HOW_RUN conditions (cond.HOW_RUN) of this certification's started runs: those it carries already, its Jobs'
+    (each carries its run's), and the first started run's of each Workflow (a runner decides once per engine; its Job
+    carries them a reconcile later). Every Job, not the first only: after an upgrade, runs an older nvcre's fleet finished
+    say nothing of it (runs did not then) while those this fleet played on say Simulated."""
     found = {c["type"]: c for c in cond.how_run(certification_status(cert).get("conditions"))}
     for wf in workflows.values():
-        for job in world.children_of(wf, "Job"):
+        jobs = world.children_of(wf, "Job")
+        for job in jobs:
+            for condition in cond.how_run(conditions_of(job)):
+                found.setdefault(condition["type"], condition)
+        for job in jobs:
             runs = [r for r in world.children_of(job, "WorkloadRun") if run_status(r).get("phase")]
             if runs:
                 for condition in cond.how_run(conditions_of(runs[0])):

@@ -554,3 +554,43 @@ async def test_a_console_whose_crds_another_nvcre_restamps_stops_its_engine_and_
             await app.take_over()
             assert app.session.engine is None and said in app.sub_title
         await admin.close()
+
+
+async def test_a_console_that_opened_on_outdated_crds_takes_the_engine_once_setup_init_brings_them_current(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """It opened as a viewer because an older nvcre's init had stamped the CRDs, and stayed one after `setup init` of this
+    version brought them to its schema: it had to be restarted. It looks again as a running engine does, says once that
+    it may run the engine now, takes the free Lease and runs it (the fleet's Nodes registered then, not before)."""
+    from nvcre_tui.engine.kube import schemaguard
+    from nvcre_tui.engine.kube.session import SCHEMA_RESTORED
+    from nvcre_tui.engine.store.protocol import LEASE, NODE
+    from tests.kube.test_schema_versions import _stamp
+    from tests.kube.test_setup import nvcre
+
+    monkeypatch.setattr(schemaguard, "SCHEMA_CHECK_SECONDS", 0.1)
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await _stamp(admin, generation="0", version="0.0.9")  # what an older nvcre's init left
+        app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
+        async with app.run_test(size=(400, 50)) as pilot:
+            await opened(app, pilot)
+            assert app.session is not None and app.session.engine is None
+            assert "installed by nvcre 0.0.9" in app.sub_title and "viewer: " in app.sub_title, app.sub_title
+            await pilot.pause(0.5)
+            await app.take_over()
+            assert app.session.engine is None and (await admin.list(NODE)).items == []  # not on the older schema
+            assert (await nvcre(capsys, "setup", "init", "--kubeconfig", str(kubeconfig)))[0] == 0
+            for _ in range(100):
+                await app.take_over()
+                if app.session.engine is not None:
+                    break
+                await pilot.pause(0.1)
+            assert app.session.engine is not None and any(w.group == "engine" for w in app.workers)
+            lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")
+            assert lease["spec"]["holderIdentity"].startswith("console@"), lease["spec"]
+            assert "installed by nvcre 0.0.9" not in app.sub_title, app.sub_title
+            assert app.session.notices.count(SCHEMA_RESTORED) == 1
+            await pilot.pause(0.3)
+            assert [str(n.message) for n in app._notifications].count(SCHEMA_RESTORED) == 1
+            assert (await admin.list(NODE)).items  # the fleet's Nodes, once it runs the engine
+        await admin.close()

@@ -3,7 +3,9 @@
 An engine writes what this nvcre's CRDs describe; CRDs that `setup init` of another version applied prune (or refuse)
 fields it writes. A process checks them before it runs an engine (`installed_crds`), and a running engine looks again
 every SCHEMA_CHECK_SECONDS (`changed_under`): `setup init` of another nvcre re-stamps them under an engine that holds the
-Lease, and that engine then stops reconciling instead of writing its objects with the old schema. Four GETs a look, as
+Lease, and that engine then stops reconciling instead of writing its objects with the old schema. A process that opened
+as a viewer on another nvcre's schema looks as often for its own (`restored`: `setup init` of its version ran), and may
+then take the Lease. Four GETs a look, as
 the engine's RBAC grants (get on our four CRDs, no list or watch).
 """
 
@@ -16,7 +18,7 @@ from nvcre_tui.engine.kube.install import InstalledSchema, install_crds, install
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CRD, ResourceStore
 
-__all__ = ["SCHEMA_CHECK_SECONDS", "installed_crds", "changed_under", "stopped_for"]
+__all__ = ["SCHEMA_CHECK_SECONDS", "installed_crds", "changed_under", "restored", "stopped_for"]
 
 # How often a running engine reads its CRDs again: the longest it writes with a schema `setup init` --force replaced.
 SCHEMA_CHECK_SECONDS = 10.0
@@ -39,17 +41,30 @@ def stopped_for(installed: InstalledSchema) -> str:
     return f"engine stopped: the nvcre CRDs changed while it ran: {schema_refusal(installed)}"
 
 
-async def changed_under(store: ResourceStore, clock: Clock) -> str | None:
-    """Look at the CRDs every SCHEMA_CHECK_SECONDS until they carry another schema than this engine's; then `stopped_for`.
-    None at once when they may not be read (the engine said so at its start, and runs unchecked); a look that fails
-    otherwise (the API server away) is tried again at the next."""
+async def _look_until(store: ResourceStore, clock: Clock, *, ours: bool) -> tuple[bool, InstalledSchema | None]:
+    """Look at the CRDs every SCHEMA_CHECK_SECONDS until they carry (`ours`) or no longer carry this engine's schema (none
+    stamped counts as ours, as at an engine's start): (True, what they say). (False, None) at once when they may not be
+    read; a look that fails otherwise (the API server away) is tried again at the next."""
     while True:
         await clock.sleep(SCHEMA_CHECK_SECONDS)
         try:
             installed = await installed_crds(store)
         except Forbidden:
-            return None
+            return False, None
         except StoreError:
             continue
-        if installed is not None and installed.order != "same":
-            return stopped_for(installed)
+        if (installed is None or installed.order == "same") == ours:
+            return True, installed
+
+
+async def changed_under(store: ResourceStore, clock: Clock) -> str | None:
+    """Once the CRDs carry another schema than this engine's, `stopped_for`; None at once when they may not be read (the
+    engine said so at its start, and runs unchecked)."""
+    seen, installed = await _look_until(store, clock, ours=False)
+    return stopped_for(installed) if seen and installed is not None else None
+
+
+async def restored(store: ResourceStore, clock: Clock) -> bool:
+    """Once the CRDs, another nvcre's schema when a process opened (it opened as a viewer), carry this engine's (`setup
+    init` of this version ran): True. False at once when they may not be read."""
+    return (await _look_until(store, clock, ours=True))[0]

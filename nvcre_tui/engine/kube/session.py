@@ -33,7 +33,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import schema_refusal
-from nvcre_tui.engine.kube.schemaguard import changed_under, installed_crds
+from nvcre_tui.engine.kube.schemaguard import changed_under, installed_crds, restored
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install
 from nvcre_tui.engine.kube.podlogs import PodLogSource
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
@@ -65,6 +65,9 @@ DEFAULT_INSTALL_NAMESPACE = INSTALL_NAMESPACE
 COMMAND_AGENT = "nvcre"
 ENGINE_AGENT = ENGINE_NAME
 VIEWER_AGENT = "nvcre-viewer"
+# Said once by a process that opened as a viewer on another nvcre's CRDs, when they carry its schema again.
+SCHEMA_RESTORED = ("the nvcre CRDs now carry this nvcre's schema (`nvcre setup init` of this version ran): this process takes "
+                   "the engine Lease once it is free, and runs the engine")
 KEY_IN_HAND_SECONDS = 30.0  # the longest a stopped engine's last reconcile is waited for before its Lease goes back
 MAX_AHEAD_SECONDS = 30 * 86400.0  # the furthest a simulated clock follows the fleet's runs ahead of its own now
 
@@ -135,6 +138,7 @@ class KubeSession:
     _engine_kube: KubeStore | None = None  # the engine's connection (ENGINE_AGENT); None in a viewer
     _holding: asyncio.Task[None] | None = field(default=None, repr=False)
     _guarding: asyncio.Task[str | None] | None = field(default=None, repr=False)  # guard_schema, while this session holds the Lease
+    _awaiting: asyncio.Task[None] | None = field(default=None, repr=False)  # _await_schema, while its CRDs are another nvcre's
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
@@ -209,7 +213,10 @@ class KubeSession:
             except BaseException:
                 await store.close()
                 raise
-        want_engine = want_engine and outdated is None  # else a viewer, which says why
+        # CRDs of another nvcre's schema: a viewer, which says why. One that elects (a console, run --wait) is made able to
+        # run the engine all the same, and may once `setup init` of this version gives them its schema (_await_schema).
+        engine_now = want_engine and outdated is None
+        want_engine = want_engine and (outdated is None or elect)
         # A viewer shows one namespace (its RBAC may read no other); an engine reconciles certifications anywhere.
         cache = engine_cache(store, None if want_engine else target.namespace, nodes_optional=not want_engine)
         session = cls(target, store, WriteThroughStore(store, cache), clock, catalog, cache, NoLogs("no runner chosen yet"),
@@ -226,7 +233,7 @@ class KubeSession:
                 fleet = SimulatedFleet(writer, clock, scenario, install_namespace)
                 try:
                     await fleet.check()  # another scenario's fleet on this cluster: refused before anything is written
-                    if want_engine and elect:  # a console or `run`; `nvcre controller` registers them once it holds the Lease
+                    if engine_now and elect:  # a console or `run`; `nvcre controller` registers them once it holds the Lease
                         await _require_namespace(store, target)  # before a Node is registered: nothing half-made
                         await fleet.ensure_nodes()
                         session._nodes_registered = True
@@ -242,9 +249,7 @@ class KubeSession:
             if want_engine and not elect:
                 session._make_engine(metrics)
             else:
-                await session._elect(want_engine, metrics, role, refused)
-                if outdated:  # said for good: a viewer does not look at the CRDs again
-                    session.viewer_reason, session._viewing = f"viewer: {outdated}", None
+                await session._elect(want_engine, metrics, role, refused, outdated)
             archive = default_history_path() if history == "default" else history
             session.archiver = attach_archiver(session, archive, f"cluster:{target.server}", required=history != "default",
                                                write=archive_writes)
@@ -257,15 +262,21 @@ class KubeSession:
             raise
         return session
 
-    async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str, refused: str | None = None) -> None:
+    async def _elect(self, want_engine: bool, metrics: Metrics | None, role: str, refused: str | None = None,
+                     outdated: str | None = None) -> None:
         """Take the Lease when `want_engine` and it is free, else view; `refused`: why this user may not run the engine
-        (said after who holds the Lease, for good: such a viewer never takes it over)."""
+        (said after who holds the Lease, for good: such a viewer never takes it over); `outdated`: why the CRDs keep it
+        from running the engine until `setup init` of this version gives them its schema (`_await_schema`)."""
         # Lease times are wall-clock times whatever clock the engine runs on: other processes read them.
         wall = SystemClock()
         lease = EngineLease(self.engine_kube, wall, self.install_namespace, engine_identity(role), runner=self.runner_kind)
         if not want_engine:
             self._viewing = (lease, "viewer: {}" + (f"; {refused}".replace("{", "{{").replace("}", "}}") if refused else ""))
             await self.refresh_viewer()
+            return
+        if outdated is not None:
+            self._metrics, self.viewer_reason = metrics, f"viewer: {outdated}"
+            self._awaiting = asyncio.create_task(self._await_schema(lease), name="schema-restored")
             return
         self._candidate, self._metrics = lease, metrics
         if (played := await self._fleet_in_play()) is not None:  # take_over asks again later
@@ -282,6 +293,14 @@ class KubeSession:
             self.viewer_reason = "viewer: " + await _holder_text(lease)
             return
         self._hold(lease)
+
+    async def _await_schema(self, lease: EngineLease) -> None:
+        """A session that opened as a viewer on CRDs of another nvcre's schema: once `setup init` of this version gives
+        them its own, it may take the Lease (`take_over`, which the console and `run --wait` call), said once. It was
+        restarted to, before."""
+        if await restored(self.engine_kube, SystemClock()) and self.engine_stopped is None:
+            self._candidate = lease
+            self.notices.append(SCHEMA_RESTORED)
 
     async def refresh_viewer(self) -> None:
         """A viewer by choice (read-only, the wall) says who holds the Lease now: it never takes it over, so without
@@ -442,7 +461,7 @@ class KubeSession:
 
     async def close(self) -> None:
         """Stop reconciling, give the Lease up, end the watches and close the connections."""
-        for task in (self._guarding, self._holding):
+        for task in (self._guarding, self._holding, self._awaiting):
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -21,6 +21,8 @@ from nvcre_tui.engine.store.protocol import CRD, ResourceStore
 __all__ = ["SCHEMA_CHECK_SECONDS", "installed_crds", "changed_under", "restored", "stopped_for"]
 
 # How often a running engine reads its CRDs again: the longest it writes with a schema `setup init` --force replaced.
+# Not a look before each write: it doubles the engine's requests and still races an init between look and write; a CRD
+# watch needs list/watch RBAC the engine is not granted, and lags too. No window: stop the engine before init (README).
 SCHEMA_CHECK_SECONDS = 10.0
 
 

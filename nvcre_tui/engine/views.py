@@ -235,6 +235,11 @@ def no_output(job: Obj | None, run: Obj | None, now: datetime) -> tuple[str, str
     whose pods have not started why, as its Job says it (no pods made and which controller would make them, a
     scheduler's refusal, and the time left before it fails), else as the run does; None when nothing says."""
     if run is None:
+        # A Job that ended without one (its namespace being deleted when it would have made it, or its run gone) will
+        # never have one: "yet" told the operator to wait for output that cannot come.
+        if job is not None and (ended := cond.phase(job)) in (SUCCEEDED, FAILED):
+            reason = (cond.find(cond.status_of(job).get("conditions"), str(ended)) or {}).get("reason")
+            return f"No output: the job {str(ended).lower()}{f' ({reason})' if reason else ''} with no WorkloadRun, so it has no log.", None
         return "No output yet: the job has no WorkloadRun yet.", None
     phase = str(run_status(run).get("phase") or "Pending")
     if phase in (SUCCEEDED, FAILED):  # on a cluster a failed run's pods are deleted (to free the GPUs): either may be

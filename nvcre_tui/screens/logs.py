@@ -106,7 +106,10 @@ class LogsScreen(NvcreScreen):
         run = self._run
         if run is None:
             known = snapshot is None or any(j["metadata"]["name"] == self.job_name for j in snapshot.jobs)
-            return f"{no_output(self._job, None, self.nvcre.now())[0]}\n{WILL_APPEAR}" if known else "No output: there is no such job."
+            if not known:
+                return "No output: there is no such job."
+            ended = self._job is not None and cond.is_terminal(self._job)  # no run will come: nothing will appear
+            return no_output(self._job, None, self.nvcre.now())[0] + ("" if ended else f"\n{WILL_APPEAR}")
         phase = run_status(run).get("phase") or "Pending"
         sentence, why = no_output(self._job, run, self.nvcre.now())
         if phase in FINISHED:

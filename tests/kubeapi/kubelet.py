@@ -46,7 +46,7 @@ STEP_LINE = re.compile(r"\biteration\s+\d+\s*/")  # Megatron's per-step line (pr
 class PodFault:
     """A cluster fault on the pod of `node`, `at` seconds after the run started (image-pull: at once)."""
 
-    kind: str  # image-pull | oom | node-lost | pod-deleted | trainjob-refused (node unused: the Trainer fails the TrainJob)
+    kind: str  # image-pull | oom | node-lost | pod-deleted | taint-evicted | trainjob-refused (node unused: the Trainer fails the TrainJob)
     node: str
     at: float = 0.0
 
@@ -295,6 +295,13 @@ class TestKubelet:
             await self.store.patch_status(NODE, node, None, {"conditions": conditions})
         elif fault.kind == "pod-deleted":
             self._delete_now(pod)
+        elif fault.kind == "taint-evicted":  # the taint manager: DisruptionTarget first, then a graceful delete
+            conditions = [*((pod.get("status") or {}).get("conditions") or []),
+                          {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+                           "message": "Taint manager: deleting due to NoExecute taint"}]
+            await self._status(pod, {"conditions": conditions})
+            res = self.server.resource("", "v1", "pods")
+            self.server.registry.delete(res, pod["metadata"]["namespace"], pod["metadata"]["name"], {"gracePeriodSeconds": 30})
 
     # ------------------------------------------------------------------ writes
 

@@ -65,6 +65,17 @@ def test_a_pod_deleted_mid_run_is_blamed_on_its_node(tmp_path: Path) -> None:
     assert "gone mid-run" in failed[0]["message"]
 
 
+def test_a_pod_a_noexecute_taint_evicts_mid_run_fails_the_group_blaming_no_node(tmp_path: Path) -> None:
+    """The taint manager deletes the run's pod on a node given a NoExecute taint mid-run (a repair): the catalog's pods
+    tolerate none. No evidence against that node: it was blamed NodeLost ('gone mid-run') as a node lost is."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, faults=(PodFault("taint-evicted", "gpu-node-01", at=60),)))
+    job = _job(objects)
+    assert report["result"] == "FAILED"
+    assert report["failedNodes"] == [] and not job["status"].get("failedNodes"), job["status"].get("failedNodes")
+    run = objects["WorkloadRun"][0]["status"]
+    assert run["reason"] == "PodDisrupted" and "DeletionByTaintManager" in run["message"], run
+
+
 def test_the_healthy_case_passes_on_the_emulator(tmp_path: Path) -> None:
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True))
     assert report["result"] == "PASSED"

@@ -258,3 +258,24 @@ def test_torchruns_root_cause_fqdn_is_mapped_through_the_pods_hostnames() -> Non
     lines = ["Root Cause (first observed failure):", f"  host      : {fqdn}"]
     assert node_at_fault(lines, NODES, hosts={"job-abc-node-0-1": "n2"}) == Blame("n2", f"torchrun's root cause (first observed failure) on host {fqdn}")
     assert node_at_fault(lines, NODES, hosts={"job-abc-node-0-7": "n2"}) is None  # another pod's name convicts nobody
+
+
+def _disrupted(index: int, reason: str, **kwargs: Any) -> Obj:
+    """A pod Kubernetes is deleting for a reason not its node's health (its DisruptionTarget condition says which)."""
+    deleted = pod(index, conditions=[{"type": "DisruptionTarget", "status": "True", "reason": reason,
+                                      "message": "Taint manager: deleting due to NoExecute taint"}], **kwargs)
+    deleted["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    return deleted
+
+
+def test_a_pod_a_noexecute_taint_deletes_mid_run_fails_the_run_blaming_no_node() -> None:
+    """The catalog's pods tolerate no NoExecute taint: one put on a Ready node mid-run (a repair, a remediation) has the
+    taint manager delete the run's pod there. That is no evidence against the node: it was blamed NodeLost, as if lost."""
+    for reason in ("DeletionByTaintManager", "EvictionByEvictionAPI", "PreemptionByScheduler"):
+        found = verdict([pod(0), _disrupted(1, reason)])
+        assert (found.phase, found.failed_node) == ("Failed", None), (reason, found)
+        assert found.reason == "PodDisrupted" and "w-1 on n2" in found.message and reason in found.message, found
+    gone = verdict([pod(0)])  # a pod gone with no word of why: its node is still the one lost, as before
+    assert (gone.reason, gone.failed_node) == ("NodeLost", "n2")
+    lost = verdict([pod(0), _disrupted(1, "DeletionByTaintManager")], not_ready={"n2": "Unknown"})  # unreachable: node lost first
+    assert (lost.reason, lost.failed_node) == ("NodeLost", "n2")

@@ -177,6 +177,10 @@ NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED,
 # The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is
 # blamed WorkloadFailed, as for any failure of the whole group's run.
 WORKLOAD_STALLED: Final = "WorkloadStalled"
+# A run's and its Job's reason when Kubernetes deleted one of its pods mid-run for a reason not its node's health (a
+# NoExecute taint put on a Ready node, a drain's eviction, a preemption: the pod's DisruptionTarget condition): the run
+# ran and proved nothing, and no node is blamed (runners/kubernetes/pods.py, controllers/job.py).
+POD_DISRUPTED: Final = "PodDisrupted"
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

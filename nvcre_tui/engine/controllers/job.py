@@ -35,7 +35,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
-                                             NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
+                                             NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, POD_DISRUPTED, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import format_time, parse_time
@@ -313,6 +313,10 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
     if reason in NEVER_RAN:
         message = f"{state.get('message') or 'the workload was not created'}; no node blamed"
         await _finish(ctx, job, run, FAILED, reason, message, [])
+        return None
+    if reason == POD_DISRUPTED:  # a pod Kubernetes took from the run (a NoExecute taint, a drain): no evidence on a node
+        message = _bounded(f"{state.get('message') or 'a pod of the run was deleted mid-run'}; no node blamed")
+        await _finish(ctx, job, run, FAILED, POD_DISRUPTED, message, [], log=await ctx.runner.logs(run))
         return None
     if reason == NODE_NOT_FOUND:
         message = _bounded(state.get("message") or "a group node is gone from the cluster")

@@ -184,7 +184,9 @@ class KubernetesRunner:
         pods = await self._pods_of(run, owner, members)
         nodes = [await self._node(name) for name in members]
         launcher = trainer and spec.framework.kind == "mpi"
-        verdict = judge(pods, members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
+        # and those Kubernetes took from it (a NoExecute taint, a drain), gone now: why they went is known from them alone
+        taken = self.pods.taken(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
+        verdict = judge([*pods, *taken], members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
                         was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
                         nodes=dict(zip(members, nodes, strict=True)))
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)

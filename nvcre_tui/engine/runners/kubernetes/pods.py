@@ -24,8 +24,8 @@ from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, Con
 from nvcre_tui.engine.api.fit import cannot_host
 from nvcre_tui.engine.api.nodes import ready_status
 from nvcre_tui.engine.units import listed
-from nvcre_tui.engine.api.vocabulary import (COMMAND_NOT_FOUND, FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, RUN_STARTING,
-                                             SUCCEEDED)
+from nvcre_tui.engine.api.vocabulary import (COMMAND_NOT_FOUND, FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, POD_DISRUPTED,
+                                             RUN_STARTING, SUCCEEDED)
 
 Obj = dict[str, Any]
 IMAGE_PULL = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
@@ -38,6 +38,12 @@ NODE_FAULTS = frozenset({"OOMKilled", "Evicted", "NodeLost"})  # reasons that co
 START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerError", "CreateContainerError"})
 NO_COMMAND = re.compile(r'exec: "([^"]+)": (?:executable file not found in \$PATH|stat \1: no such file or directory)')
 GPU_STACK = ("nvidia-container", "error running hook")
+# Why Kubernetes deletes a pod when it is not for its node's health (the pod's DisruptionTarget condition): a NoExecute
+# taint put on a Ready node (a repair, a remediation: the catalog's pods tolerate none), a drain's eviction, a
+# preemption. The run loses that pod, which convicts no node: a node that went unreachable is NodeLost first (not_ready).
+TAKEN_FROM_THE_RUN = {"DeletionByTaintManager": "a NoExecute taint on its node that the pod does not tolerate",
+                      "EvictionByEvictionAPI": "an eviction (kubectl drain)",
+                      "PreemptionByScheduler": "the scheduler, for a pod of higher priority"}
 MESSAGE_LIMIT = 512
 
 
@@ -190,10 +196,15 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         order = sorted(failures, key=lambda v: (v.failed_node is None, v.completion_time or "~"))
         chosen = order[0]
         evidence = tuple(e for v in failures for e in v.evidence)
+        # A pod Kubernetes took from the run is the cause of its peers' exits (NCCL aborts when a rank is gone)
+        if chosen.failed_node is None and was_running and (taken := _taken(pods)) is not None:
+            return Verdict(**{**taken.__dict__, "evidence": evidence})
         return Verdict(**{**chosen.__dict__, "evidence": evidence})
     if done is not None:
         return Verdict(SUCCEEDED, "Completed", "workload completed", exit_code=0, completion_time=None if done == "~" else done)
     placed = {pod_node(pod) for pod in live if pod_node(pod) and labels_of(pod).get(LABEL_ROLE) == "node"}
+    if was_running and len(live) < expected and (taken := _taken(pods)) is not None:
+        return taken
     if was_running and len(live) < expected:
         # A running run never goes back to Scheduling: a pod that vanished was lost with its node, or deleted.
         lost = [node for node in members if node not in placed]
@@ -220,6 +231,29 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         makers = POD_MAKERS.get(trainer) if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
         return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
     return _not_started(live, running, expected, starting=set(members) <= placed, launcher=launcher and result is None)
+
+
+def _taken(pods: Sequence[Obj]) -> Verdict | None:
+    """The run failed blaming no node where Kubernetes is deleting (or deleted: PodWatch.taken keeps its last state)
+    one of its pods for a reason not its node's health (TAKEN_FROM_THE_RUN); None when no pod says so."""
+    for pod in pods:
+        disruption = _disruption(pod) if pod["metadata"].get("deletionTimestamp") else None
+        if disruption is not None:
+            reason = disruption.get("reason")
+            return Verdict(FAILED, POD_DISRUPTED, f"pod {pod['metadata']['name']} on {pod_node(pod)} was deleted mid-run by "
+                           f"{TAKEN_FROM_THE_RUN[str(reason)]} ({reason}): the node was taken from the run, which convicts no node")
+    return None
+
+
+def _disruption(pod: Obj) -> Condition | None:
+    """The pod's DisruptionTarget condition when it says Kubernetes deletes it for a reason in TAKEN_FROM_THE_RUN."""
+    found = _conditions(pod).get("DisruptionTarget")
+    return found if found is not None and found.get("status") == "True" and str(found.get("reason")) in TAKEN_FROM_THE_RUN else None
+
+
+def taken_from_the_run(pod: Obj) -> bool:
+    """Whether Kubernetes deleted `pod` for a reason not its node's health (TAKEN_FROM_THE_RUN), by its last state."""
+    return _disruption(pod) is not None
 
 
 def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None], not_ready: Mapping[str, str]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import LABEL_JOB
+from nvcre_tui.engine.runners.kubernetes.pods import taken_from_the_run
 from nvcre_tui.engine.store.cache import Key, WatchCache
 from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
 
@@ -39,6 +40,9 @@ class PodWatch:
         self._members: dict[Key, tuple[str, ...]] = {}  # run key -> its group's nodes
         self._runs_on: dict[str, set[Key]] = {}          # node -> keys of the runs on it (a Node event is one lookup)
         self.woken = 0  # runs woken by events (tests and the bench count it)
+        # A tracked run's pods Kubernetes deleted for a reason not their node's health (a NoExecute taint, a drain), as
+        # last seen: once gone, nothing else says why, and the run read its pod as lost with its node (pods.judge).
+        self._taken: dict[tuple[str, str], list[Obj]] = {}
         cache.subscribe(self._pod_changed)
 
     async def start(self) -> None:
@@ -77,11 +81,16 @@ class PodWatch:
         pair = self._pair_of.pop(key, None)
         if pair is not None and self._run_of.get(pair) == key:
             del self._run_of[pair]
+            self._taken.pop(pair, None)
 
     def pods(self, namespace: str, job_label: str) -> list[Obj]:
         """The run's pods as last seen (sorted by name)."""
         return [pod for pod in self.cache.labelled(POD, LABEL_JOB, job_label)
                 if (pod["metadata"].get("namespace") or "") == namespace]
+
+    def taken(self, namespace: str, job_label: str) -> list[Obj]:
+        """The run's pods Kubernetes deleted for a reason not their node's health, as last seen before they went."""
+        return list(self._taken.get((namespace, job_label), ()))
 
     def _pod_changed(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
         obj = new if new is not None else old
@@ -92,6 +101,9 @@ class PodWatch:
         label = labels.get(LABEL_JOB)
         key = self._run_of.get((meta.get("namespace") or "", label)) if isinstance(label, str) else None
         if key is not None:
+            if new is None and old is not None and taken_from_the_run(old):
+                gone = {**old, "metadata": {**old["metadata"], "deletionTimestamp": old["metadata"].get("deletionTimestamp") or "gone"}}
+                self._taken.setdefault((meta.get("namespace") or "", str(label)), []).append(gone)
             self._queue(key)
 
     def _node_changed(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube import schemaguard
 from nvcre_tui.engine.kube.install import NVCRE_VERSION, SCHEMA_GENERATION
@@ -175,6 +176,37 @@ async def test_the_lease_goes_back_only_once_the_key_in_hand_is_written(server, 
         await until(stopped_engine)
         await asyncio.sleep(0.3)
         assert await _holder(admin) == mine  # still held: the key in hand is not written yet
+        engine.reconciling = False
+
+        async def given_back() -> bool:
+            return not await _holder(admin)
+
+        await until(given_back)
+        assert session.lease is None and stopped(session.engine_stopped)
+    finally:
+        await session.close()
+
+
+async def test_the_lease_is_still_renewed_while_the_key_in_hand_is_written(server, kubeconfig, admin, capsys,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's engine stopped its Lease's renewals first, then waited (up to 30 s) for its last reconcile: a Lease
+    of 15 s lapsed meanwhile, and the next engine could take it while those writes went on (what the wait is for)."""
+    monkeypatch.setattr(EngineLease.__init__, "__defaults__", (1.5, None))  # a 1.5 s Lease: renewed every 0.5 s
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        engine = session.engine
+        assert engine is not None and session.lease is not None and session.lease.duration == 1.5
+        engine.reconciling = True  # a reconcile in flight (its writes not all done)
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def stopped_engine() -> bool:
+            return session.engine is None
+
+        await until(stopped_engine)
+        await asyncio.sleep(2.5)  # longer than the Lease's duration
+        holder = await EngineLease(admin, SystemClock(), "nvcre-system", "probe").holder()
+        assert holder is not None and holder.live, holder  # still this engine's: nobody may take it yet
         engine.reconciling = False
 
         async def given_back() -> bool:

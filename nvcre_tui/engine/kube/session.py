@@ -326,18 +326,19 @@ class KubeSession:
             return None
         self.engine_stopped, self.viewer_reason = why, f"viewer: {why}"
         self._candidate, self._viewing = None, None  # never takes the Lease again: this engine's schema is not the cluster's
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            await engine.stop()
+            # The key in hand is written whole before the Lease goes back: the next engine must not meet its last writes.
+            # The Lease is renewed meanwhile (a Lease left to lapse is another's after its duration, 15 s, while it writes).
+            deadline = asyncio.get_running_loop().time() + KEY_IN_HAND_SECONDS
+            while engine.reconciling and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
         if self._holding is not None:
             self._holding.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._holding
             self._holding = None
-        engine, self.engine = self.engine, None
-        if engine is not None:
-            await engine.stop()
-            # The key in hand is written whole before the Lease goes back: the next engine must not meet its last writes.
-            deadline = asyncio.get_running_loop().time() + KEY_IN_HAND_SECONDS
-            while engine.reconciling and asyncio.get_running_loop().time() < deadline:
-                await asyncio.sleep(0.01)
         if self.lease is not None:
             with contextlib.suppress(StoreError):
                 await self.lease.release()

@@ -216,3 +216,32 @@ async def test_the_lease_is_still_renewed_while_the_key_in_hand_is_written(serve
         assert session.lease is None and stopped(session.engine_stopped)
     finally:
         await session.close()
+
+
+async def test_a_look_the_server_answers_unauthorized_once_is_tried_again(server, kubeconfig, admin, capsys) -> None:
+    """A 401 (a ServiceAccount token rotated under the engine, an authentication webhook's hiccup) is a Forbidden to the
+    store, which the guard took for CRDs it may not read: it stopped looking for good, and the engine then wrote on over
+    CRDs another nvcre re-stamped. It is tried again at the next look, as any other failed look."""
+    from tests.kubeapi.faults import Fault
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        engine = session.engine
+        assert engine is not None
+        running = asyncio.create_task(engine.run())
+        once = server.faults.add(Fault(method="GET", path=r"customresourcedefinitions", status=401, message="Unauthorized", times=1))
+
+        async def refused() -> bool:
+            return once.hits >= 1
+
+        await until(refused)
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def ended() -> bool:
+            return session.engine is None and running.done() and session.lease is None
+
+        await until(ended)
+        assert stopped(session.engine_stopped)
+    finally:
+        await session.close()

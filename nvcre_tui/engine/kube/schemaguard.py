@@ -15,7 +15,7 @@ from typing import Any
 
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.kube.install import InstalledSchema, install_crds, installed_schema, schema_refusal
-from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError, Unauthorized
 from nvcre_tui.engine.store.protocol import CRD, ResourceStore
 
 __all__ = ["SCHEMA_CHECK_SECONDS", "installed_crds", "changed_under", "restored", "stopped_for"]
@@ -46,11 +46,13 @@ def stopped_for(installed: InstalledSchema) -> str:
 async def _look_until(store: ResourceStore, clock: Clock, *, ours: bool) -> tuple[bool, InstalledSchema | None]:
     """Look at the CRDs every SCHEMA_CHECK_SECONDS until they carry (`ours`) or no longer carry this engine's schema (none
     stamped counts as ours, as at an engine's start): (True, what they say). (False, None) at once when they may not be
-    read; a look that fails otherwise (the API server away) is tried again at the next."""
+    read; a look that fails otherwise (the API server away, a 401 while a token rotates) is tried again at the next."""
     while True:
         await clock.sleep(SCHEMA_CHECK_SECONDS)
         try:
             installed = await installed_crds(store)
+        except Unauthorized:  # a Forbidden to the store, but no RBAC word: a token rotated, a webhook's hiccup
+            continue
         except Forbidden:
             return False, None
         except StoreError:

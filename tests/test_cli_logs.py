@@ -333,3 +333,37 @@ def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, ca
     assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
     assert (out, err) == ("", "No output: the run failed, and neither its pods nor its Job hold any line of its log.\n")
+
+
+def test_follow_of_a_finished_job_without_a_run_ends(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Job that ended with no WorkloadRun (its namespace was being deleted when it would have made one, or its run is
+    gone) and no kept tail: --follow waited for a run that cannot come, until ctrl-c, without a line."""
+    import shutil
+
+    from nvcre_tui.engine.api.bodies import run_name
+    from nvcre_tui.engine.sim.scenario import default_scenario
+    from nvcre_tui.engine.session import SimSession
+
+    state = tmp_path / "s.db"
+    shutil.copy(burned, state)
+
+    async def without_a_run() -> str:
+        session = await SimSession.open(default_scenario(), state, history=None, want_engine=False)
+        try:
+            jobs = (await session.store.list(JOB, "default")).items
+            passed = next(job for job in jobs if job["metadata"]["name"] != SLOW and not (job.get("status") or {}).get("failureLog"))
+            await session.store.delete(WORKLOADRUN, run_name(passed["metadata"]["name"]), "default")
+            return str(passed["metadata"]["name"])
+        finally:
+            await session.close()
+
+    job = asyncio.run(without_a_run())
+    capsys.readouterr()
+    codes: list[int] = []
+    follow = threading.Thread(target=lambda: codes.append(main(_logs(state, "--job", job, "--follow"))), daemon=True)
+    follow.start()
+    follow.join(timeout=20)
+    assert not follow.is_alive(), "--follow of a finished Job without a run never ended"
+    assert codes == [0]
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("No output: the job succeeded") and "with no WorkloadRun" in err, err

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -31,6 +32,7 @@ from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, ope
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
+from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
@@ -196,15 +198,19 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
             run: Obj | None = await session.store.get(WORKLOADRUN, run_name(entry.name), namespace)
         except NotFound:
             run = None
-        lines, complete = await read_log(run)
-        silence.heard(lines, entry.job, run, session.clock.now(), complete)
+        job = entry.job
+        if run is None and following:  # the Job as it is now: once ended with no run, none will come
+            with contextlib.suppress(StoreError):
+                job = await session.store.get(JOB, entry.name, namespace)
+        lines, complete = await read_log(run, job)
+        silence.heard(lines, job, run, session.clock.now(), complete)
         if not complete:
             await stalled.check()
         return lines, complete
 
-    async def read_log(run: Obj | None) -> tuple[list[str], bool]:
-        if run is None:  # not made yet, or gone with its pods: what the Job kept
-            return kept_tail(entry.job), not following or bool(kept_tail(entry.job))
+    async def read_log(run: Obj | None, job: Obj) -> tuple[list[str], bool]:
+        if run is None:  # not made yet, or gone with its pods: what the Job kept (--follow waited for ever on one that ended)
+            return kept_tail(job), not following or bool(kept_tail(job)) or is_terminal(job)
         try:
             lines = await session.logs.lines(run)
         except StoreError as error:

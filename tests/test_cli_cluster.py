@@ -183,3 +183,21 @@ def test_cluster_info_refuses_a_nodes_file_whose_label_value_holds_control_chara
     out, err = capsys.readouterr()
     assert out == "" and err == (f"{nodes}: items[0].metadata.labels.nvidia.com/gpu.product: must be a label value "
                                  "(letters, digits, '-', '_', '.'), got '\\x1b]0;x\\x07'\n")
+
+
+def test_gpu_nodes_no_device_plugin_advertises_say_why_they_add_no_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GPU feature discovery labels nvidia.com/gpu.count, but no allocatable nvidia.com/gpu (no device plugin yet, or
+    Nodes made by hand on an API server alone): "0 GPUs" alone read as a broken fleet; a note says why."""
+    bare = [node(f"gb-{i}", gpus=None) for i in range(1, 8)]
+    for item in bare:
+        item["metadata"]["labels"]["nvidia.com/gpu.count"] = "4"
+    fleet = [*bare, node("gb-9")]
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, fleet))
+    assert (code, err) == (0, "")
+    assert "  NVIDIA-GB200: 8 nodes, 4 GPUs" in out.splitlines()
+    assert ("Note:          7 GPU nodes (gb-1, gb-2, gb-3, gb-4, gb-5 and 2 more) labelled nvidia.com/gpu.count but no allocatable "
+            "nvidia.com/gpu, which the NVIDIA device plugin advertises: their GPUs are not counted") in out.splitlines()
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, fleet), "-o", "json")
+    assert json.loads(out)["withoutAllocatableGPUs"] == [f"gb-{i}" for i in range(1, 8)]
+    code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "json")
+    assert "withoutAllocatableGPUs" not in json.loads(out)

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT, RESOURCE_GPU
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
                                                 majority_architecture, partitioned_gpus)
+from nvcre_tui.engine.units import count, listed
 
 NO_DOMAIN = "(none)"  # a GPU node without the topology label: intra-rack leaves it out
 
@@ -57,6 +58,16 @@ class Survey:
     products: list[Product] = field(default_factory=list)
     domains: list[Domain] = field(default_factory=list)
     excluded: dict[str, int] = field(default_factory=dict)  # GPU nodes discovery leaves out, by reason (Cordoned, NotReady, ...)
+    # GPU nodes GPU feature discovery counts GPUs on (nvidia.com/gpu.count) with no allocatable nvidia.com/gpu: no
+    # device plugin has advertised them (none deployed yet, or a Node made by hand), so they add no GPUs above
+    unadvertised: list[str] = field(default_factory=list)
+
+    def unadvertised_note(self) -> str | None:
+        """Why GPU nodes add no GPUs, in one line (None: none such)."""
+        if not self.unadvertised:
+            return None
+        return (f"{count(len(self.unadvertised), 'GPU node')} ({listed(self.unadvertised)}) labelled {LABEL_GPU_COUNT} but no allocatable "
+                f"{RESOURCE_GPU}, which the NVIDIA device plugin advertises: their GPUs are not counted")
 
     def to_json(self) -> dict[str, Any]:
         """The survey as `cluster info -o json|yaml` prints it (camelCase, as the API's fields)."""
@@ -67,6 +78,7 @@ class Survey:
             "products": [{"product": p.product, "architecture": p.architecture, "nodes": p.nodes, "gpus": p.gpus} for p in self.products],
             "domains": [{"name": d.name, "nodes": d.nodes, "gpus": d.gpus, "cordoned": d.cordoned} for d in self.domains],
             "excluded": dict(self.excluded),
+            **({"withoutAllocatableGPUs": list(self.unadvertised)} if self.unadvertised else {}),
         }
 
 
@@ -85,7 +97,13 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
     architecture = majority_architecture(counted)
     chosen = key or LABEL_GPU_CLIQUE
     return Survey(len(everything), len(gpu), sum(1 for n in gpu if is_cordoned(n)), platform, problem, architecture, chosen, key is None,
-                  _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())))
+                  _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())),
+                  [node_name(n) for n in gpu if _unadvertised(n)])
+
+
+def _unadvertised(node: Node) -> bool:
+    """GPU feature discovery saw GPUs on the node (its count label) and no device plugin advertises them."""
+    return LABEL_GPU_COUNT in node_labels(node) and not partitioned_gpus(node) and not allocatable_gpus(node)
 
 
 def _gpus(node: Node) -> int:

@@ -33,6 +33,7 @@ from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.diagnose.summary import crossing, record_text
 from nvcre_tui.engine.judging.results import job_failures
+from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.discovery import matches_target
@@ -357,6 +358,17 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
     created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
     newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)
     return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
+
+
+DELETING = "DELETING"  # in place of RUNNING, for a certification being deleted that a finalizer holds (deletion_said)
+
+
+def deletion_said(snapshot: Snapshot, cert_name: str) -> str | None:
+    """What holds the deletion of a certification being deleted, as `report` and `list` say it (its status stays as
+    it was: RUNNING for good where no garbage collector removes kubectl --cascade=foreground's finalizer); None when
+    it is not being deleted."""
+    cert = snapshot.certification(cert_name)
+    return deletion_held(cert_name, cert) if cert is not None else None
 
 
 def node_states(snapshot: Snapshot, cert_name: str | None = None) -> dict[str, tuple[str, str]]:

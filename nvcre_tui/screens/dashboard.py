@@ -23,8 +23,8 @@ from nvcre_tui.engine.api.nodes import NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
-                                   certification_rows, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
+from nvcre_tui.engine.views import (DELETING, RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
+                                   certification_rows, deletion_said, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
                                    pods_waiting, states_scope, suspicion_said, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -205,7 +205,9 @@ class DashboardScreen(NvcreScreen):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, word, variable = RESULT_GLYPHS.get(row.result, "·"), row.result, RESULT_STYLE.get(row.result, "")
-            if row.result == RESULT_RUNNING and waiting_to_start(snapshot, row.name) is not None:  # as the wall's title: nothing runs yet
+            if row.result == RESULT_RUNNING and deletion_said(snapshot, row.name) is not None:  # nothing advances it: said under the table
+                glyph, word, variable = "·", DELETING, "text-warning"
+            elif row.result == RESULT_RUNNING and waiting_to_start(snapshot, row.name) is not None:  # as the wall's title: nothing runs yet
                 glyph, word, variable = NodeState.WAITING.glyph, NodeState.WAITING.value.upper(), NodeState.WAITING.variable
             result = Text(f"{glyph} {word}", style=self.app.theme_variables.get(variable, ""))
             # CertRow.running joins the variants with ", " (no variant has a comma): split to fit them whole.
@@ -251,11 +253,14 @@ class DashboardScreen(NvcreScreen):
 
     def _show_waiting(self, snapshot: Snapshot, name: str | None) -> None:
         """Under the table, why the highlighted certification's categories in progress wait for their pods (the Job's
-        reason, as the engine wrote it, and for how long): "running" alone said nothing of a run no pod was made for."""
+        reason, as the engine wrote it, and for how long): "running" alone said nothing of a run no pod was made for.
+        One being deleted that a finalizer holds says that instead: nothing advances it."""
         view = snapshot.views.get(name) if name else None
         found = [waiting for category in (view.categories if view is not None else []) if (waiting := pods_waiting(snapshot, category))]
         said = [f"{w.category}: {w.said(self.nvcre.now())}" for w in found]
         said += [f"{category}: {why}" for category, why in (categories_held(snapshot, name) if name else [])]  # no Workflow yet
+        held = deletion_said(snapshot, name) if name else None
+        said = [held] if held is not None else said  # its pods and categories wait for nothing now
         line = self.query_one("#waiting", Static)
         line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {text}", newlines=False) for text in said))
         line.display = bool(said)

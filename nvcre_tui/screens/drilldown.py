@@ -40,8 +40,8 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed, convicting_job,
-                                   diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
+from nvcre_tui.engine.views import (DELETING, FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
+                                   convicting_job, deletion_said, diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
@@ -195,8 +195,10 @@ class DrilldownScreen(NvcreScreen):
     def _sync_tree(self, tree: Tree[Any], cert: Obj, view: CertificationView, snapshot: Snapshot) -> None:
         """Plan the whole tree from the read model, then bring the live Tree to it in place."""
         summary = certification_status(cert).get("summary") or {}
-        root = PlannedNode(Text(f"{self.certification}  {summary.get('result', RESULT_RUNNING)}  {summary.get('passedCategories', '')}"),
-                           {"kind": "cert", "cert": cert})
+        result = summary.get("result", RESULT_RUNNING)
+        held = deletion_said(snapshot, self.certification)  # RUNNING for good where no garbage collector lets it go
+        root = PlannedNode(Text(f"{self.certification}  {DELETING if held is not None and result == RESULT_RUNNING else result}  "
+                                f"{summary.get('passedCategories', '')}"), {"kind": "cert", "cert": cert, "held": held})
         for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status
             if category.workflow is not None:
@@ -444,6 +446,9 @@ class DrilldownScreen(NvcreScreen):
         kind = data.get("kind")
         if self._gone:
             text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
+        elif kind == "cert" and data.get("held"):
+            text = Text()
+            label(text, "Deleting", data["held"])
         elif kind == "verdict":
             text = self._verdict_detail(data["row"], data["state"], _threshold(data["workflow"]))
         elif kind == "cleared-list":

@@ -381,11 +381,41 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     # The handler stays through --cleanup: a second ctrl-c (wherever it lands: a KeyboardInterrupt here, or the
     # cancellation asyncio makes of it) stops at once, the cleanup included.
     with stop_on_interrupt() as stop:
+        cleaned = False
         try:
             return await _follow_to_report(session, args, name, namespace, limit, console, again, stop, told or Told())
+        except DeletedWhileFollowed as deleted:
+            if not (args.cleanup and not stop.forced and deleted.held):
+                raise
+            # Held by a finalizer: the cleanup's deletion completes it, after which "`nvcre certification delete`
+            # completes the deletion" would send the user to do what is done.
+            cleaned = True
+            await _cleanup(session, name, namespace, uid, console)
+            if await _still_there(session, name, namespace, uid):
+                raise
+            raise InputError(printable(f"{deleted.said}; it was held by {', '.join(deleted.finalizers)}, and --cleanup "
+                                       "completed the deletion", newlines=False)) from None
         finally:
-            if args.cleanup and not stop.forced:
+            if args.cleanup and not stop.forced and not cleaned:
                 await _cleanup(session, name, namespace, uid, console)
+
+
+class DeletedWhileFollowed(InputError):
+    """The certification `run --wait` follows was deleted (`said`), or is being deleted and a finalizer holds it
+    (`held`: what holds it and the way out, as deletion_held says it; `finalizers`: those holding it)."""
+
+    def __init__(self, said: str, held: str | None, finalizers: Sequence[str]) -> None:
+        super().__init__(printable(said + (f"; {held}" if held else ""), newlines=False))
+        self.said, self.held, self.finalizers = said, held, list(finalizers)
+
+
+async def _still_there(session: Session, name: str, namespace: str, uid: str) -> bool:
+    """The certification of this uid is still on the store (a namesake made since is another)."""
+    try:
+        cert = await session.store.get(CERTIFICATION, name, namespace)
+    except NotFound:
+        return False
+    return not uid or cert["metadata"].get("uid") == uid
 
 
 # On a cluster, once the process that ran the engine exits nothing reconciles the certification (an API server alone
@@ -636,8 +666,9 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
         # collector an API server alone lacks) it stood RUNNING until the timeout, said to go on.
         if cert is None or ((cert.get("metadata") or {}).get("deletionTimestamp") and not cond.is_terminal(cert)):
             held = deletion_held(name, cert) if cert is not None else None
-            raise InputError(printable(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, "
-                                       f"the console's x or kubectl); it has no report{'; ' + held if held else ''}", newlines=False))
+            raise DeletedWhileFollowed(f"certification {name!r} was deleted while it was followed (`nvcre certification delete`, "
+                                       "the console's x or kubectl); it has no report", held,
+                                       [str(f) for f in (cert or {}).get("metadata", {}).get("finalizers") or []])
         if told_notices is not None and not cond.is_terminal(cert):  # once it ended (its archive), after its report
             told_notices.count = tell_notices(session, told_notices.count)
         elapsed = format_duration(time.monotonic() - began if watching else (session.clock.now() - start).total_seconds())

@@ -112,11 +112,8 @@ def test_delete_wait_names_the_finalizer_of_another_client_that_holds_a_workflow
                                     "with the rest"), err
 
 
-def test_run_wait_ends_when_its_certification_is_deleted_in_the_foreground(cluster: Bare,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """It followed a certification no engine would ever advance again until its timeout (an hour by default), then said
-    it went on; a deletion in the background ends the follow at once (exit 2), and now so does this one, saying what
-    holds it."""
+def _run_deleted_in_the_foreground_meanwhile(cluster: Bare, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, float, str]:
+    """`run --wait` of fw, deleted with kubectl's --cascade=foreground two seconds in: its exit code, seconds, stderr."""
     import threading
     import time
     import urllib.error
@@ -133,14 +130,35 @@ def test_run_wait_ends_when_its_certification_is_deleted_in_the_foreground(clust
     deleter.start()
     started = time.monotonic()
     code = main(["certification", "run", "--kubeconfig", str(cluster.kubeconfig), "--category", "communication/nccl-all-reduce",
-                 "--name", "fw", "--wait", "--timeout", "60s"])
+                 "--name", "fw", "--wait", "--timeout", "60s", *flags])
     deleter.join()
-    err = capsys.readouterr().err
+    return code, started, capsys.readouterr().err
+
+
+def test_run_wait_ends_when_its_certification_is_deleted_in_the_foreground(cluster: Bare,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """It followed a certification no engine would ever advance again until its timeout (an hour by default), then said
+    it went on; a deletion in the background ends the follow at once (exit 2), and now so does this one, saying what
+    holds it."""
+    import time
+
+    code, started, err = _run_deleted_in_the_foreground_meanwhile(cluster, capsys)
     assert code == 2 and time.monotonic() - started < 30, err
     assert err.strip().splitlines()[-1].startswith(
         "certification 'fw' was deleted while it was followed (`nvcre certification delete`, the console's x or kubectl); it has "
         "no report; certification fw is being deleted (since "), err
     assert err.strip().endswith("`nvcre certification delete fw` completes the deletion"), err
+
+
+def test_run_wait_cleanup_says_it_completed_a_foreground_deletion(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+    """--cleanup's deletion completes it (the server drops the collector's finalizer), yet the last line still sent the
+    user to `nvcre certification delete fw` to complete the deletion."""
+    code, _, err = _run_deleted_in_the_foreground_meanwhile(cluster, capsys, "--cleanup")
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == (
+        "certification 'fw' was deleted while it was followed (`nvcre certification delete`, the console's x or kubectl); it has "
+        "no report; it was held by foregroundDeletion, and --cleanup completed the deletion"), err
+    assert not any(asyncio.run(_left(cluster.kubeconfig)).values())
 
 
 def test_report_and_list_say_what_holds_the_deletion_and_how_to_complete_it(cluster: Bare, capsys: pytest.CaptureFixture[str]) -> None:

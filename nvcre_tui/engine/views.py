@@ -23,6 +23,7 @@ from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
                                              VALIDATION_FAILED, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES, WORKLOAD_FAILED)
+from nvcre_tui.engine.api.vocabulary import TESTED_NOW as TESTED_NOW, UNDER_SUSPICION as UNDER_SUSPICION  # the screens read them here
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
@@ -31,7 +32,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jo
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.clearance import clearance
-from nvcre_tui.engine.diagnose.summary import crossing, record_text
+from nvcre_tui.engine.diagnose.summary import crossing, progress_line, record_text, rounds_weighed
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.judging.thresholds import shown_measured
@@ -430,13 +431,40 @@ def fleet_summary(snapshot: Snapshot, states: dict[str, tuple[str, str]], cert_n
             RUNNING_AGAIN: len(blamed_and_running(snapshot, states, cert_name))}
 
 
-# A running diagnosis's narrowing set, in the console's words (the wall's tally line, the dashboard's fleet line and
-# failures title): not SUSPECT, which the wall, the report and `certification list` keep for a node blamed only with
-# its whole group. The dashboard said "! 2 suspect (+2 under test)" where the wall said "2 ! under suspicion".
-UNDER_SUSPICION = "under suspicion"  # also fleet_summary's key of its count drawn suspect
-TESTED_NOW = "tested now"  # those of it the current round tests (drawn running, or waiting for their pods)
+# UNDER_SUSPICION (api/vocabulary) is also fleet_summary's key of the narrowing set's count drawn suspect.
 UNDER_TEST = "under test"  # fleet_summary's key of the count of suspects a diagnosis tests this round
 RUNNING_AGAIN = "more with a failure on record"  # fleet_summary's count of nodes drawn ✗, ! or ? that a test runs on now
+
+
+def diagnosis_progress(state: Mapping[str, Any], *, stage: bool = True) -> str:
+    """Where a running diagnosis stands on the drill-down's category line (readable state), its narrowing set in the
+    words the dashboard and the wall use: "2 under suspicion · round 1 (confirmation), 16 tests" (progress_line
+    said "2 suspects", the word the report keeps for a node blamed with its whole group); without `stage`, the
+    shortest: "2 under suspicion · round 1, 16 tests"."""
+    if state.get("stage") == "complete":
+        return progress_line(state)
+    narrowing = len(state.get("suspectNodes") or [])
+    rest = progress_line({**state, "suspectNodes": []}) if stage else \
+        f"round {rounds_weighed(state)}, {count(len(state.get('tests') or []), 'test')}"
+    return f"{narrowing} {UNDER_SUSPICION} · {rest}" if narrowing else rest
+
+
+def suspect_legend(states: Mapping[str, tuple[str, str]], narrowing: Collection[str]) -> str:
+    """What the map's ! stands for among `states`, for its legend: `suspect` (blamed only with its whole group),
+    UNDER_SUSPICION where every node drawn so is in a running diagnosis's narrowing set (`narrowing`:
+    under_suspicion), or both."""
+    drawn = {node for node, (state, _) in states.items() if state == "suspect"}
+    held = drawn & set(narrowing)
+    if not held:
+        return "suspect"
+    return UNDER_SUSPICION if held == drawn else f"suspect / {UNDER_SUSPICION}"
+
+
+def narrowing_set(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:
+    """under_suspicion of the certification's node states (every certification's when None), blamed meaning what any
+    of them blamed."""
+    names = [cert_name] if cert_name is not None else [str(c["metadata"]["name"]) for c in snapshot.certifications]
+    return under_suspicion(states, {row.node for name in names for row in failure_rows(snapshot, name)})
 
 
 def suspicion_said(nodes: int) -> str:

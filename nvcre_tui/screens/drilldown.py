@@ -28,25 +28,26 @@ from nvcre_tui.engine.api.bodies import (
     measurement_of,
     workflow_status,
 )
-from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, NodeState
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, UNDER_SUSPICION, NodeState
 from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.clearance import Clearance, clearance
 from nvcre_tui.engine.judging.thresholds import diagnosis_values, value_shower
-from nvcre_tui.engine.diagnose.summary import crossing, progress_line, record_text, rounds_weighed, tests_said, verdict_rows
+from nvcre_tui.engine.diagnose.summary import crossing, record_text, rounds_weighed, tests_said, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (DELETING, FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
-                                   convicting_job, deletion_said, diagnose_state, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
+                                   convicting_job, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, round_said, tested_line
 from nvcre_tui.widgets.fitted_footer import FittedFooter
+from nvcre_tui.widgets.fitted_list import ELLIPSIS
 from nvcre_tui.widgets.fitted_tree import SHORTER, FittedTree
 from nvcre_tui.widgets.hanging import HangingStatic
 from nvcre_tui.widgets.rack_layout import natural_key
@@ -57,6 +58,12 @@ Obj = dict[str, Any]
 
 
 RUN_NOTES = ("within-domains",)  # diagnose notes about the run, not one node or link: shown under its verdicts (links: category_faults)
+
+
+def _verdict_word(verdict: str) -> str:
+    """A diagnosis's verdict as the drill-down says it: its `suspect` is the running diagnosis's narrowing set,
+    UNDER_SUSPICION as the dashboard and the wall say it (suspect is a node blamed with its whole group)."""
+    return UNDER_SUSPICION if verdict == NodeState.SUSPECT else verdict
 
 
 def _threshold(wf: Obj) -> str | None:
@@ -239,11 +246,12 @@ class DrilldownScreen(NvcreScreen):
         shorter: list[str] = []
         diagnosing = diagnose_state(category) if waiting is None and diagnosis_open(wf) else None
         if diagnosing is not None:  # not "GroupsPartitioned" all along
-            reason = f"diagnosing: {progress_line(diagnosing)}"
+            reason = f"diagnosing: {diagnosis_progress(diagnosing)}"
             # Shorter where the line has no room (80 and 120 columns cut "(confirmation), 3 tests" off): the glyph says it
             # runs, then the domain goes (the variant names the category in a certification), never the progress.
             variant = key.rpartition("/")[2]
-            shorter = [f"{glyph} {key}  {progress_line(diagnosing)}", f"{glyph} {variant}  {progress_line(diagnosing)}"]
+            shorter = [f"{glyph} {key}  {diagnosis_progress(diagnosing)}", f"{glyph} {variant}  {diagnosis_progress(diagnosing)}",
+                       f"{glyph} {variant}  {diagnosis_progress(diagnosing, stage=False)}"]  # the stage last: the detail says it
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
         unblamed = {row.node: row for row in category_unblamed(category)}
@@ -280,14 +288,18 @@ class DrilldownScreen(NvcreScreen):
         # In the list's order, the healthy last: a line cut at its edge ("…") keeps the faults and the suspects (on 120
         # columns, mid-run, it read "(29 nodes healthy, 1 intermittent, 2 …" and lost the suspects and the link fault).
         tally = [count(len(faults), 'link fault')] if faults else []
-        tally += [*(f"{n} {verdict}" for verdict, n in by_verdict.items()), count(len(state.get('healthyNodes') or []), 'node') + " healthy"]
+        tally += [*(f"{n} {_verdict_word(verdict)}" for verdict, n in by_verdict.items()),
+                  count(len(state.get('healthyNodes') or []), 'node') + " healthy"]
         # While it runs they are the rounds weighed so far: the current round's tests count once it ends (round 0 of an
         # onFailure diagnosis is the iterations it started from).
         weighed = rounds_weighed(state) - 1
         imported = (wf["spec"].get("orchestration") or {}).get("testScale") != "diagnose"
         when = ("" if not diagnosis_open(wf) or weighed < 0 else " as of the iterations" if weighed == 0 and imported
                 else f" as of round {weighed}")
-        holder = parent.add(f"verdicts{when} ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf})
+        # Shorter where the line has no room: the healthy count goes, then the round (the category's line says it).
+        unhealthy = ", ".join(tally[:-1])
+        shorter = [f"verdicts{when} ({unhealthy}, {ELLIPSIS})", f"verdicts ({unhealthy}, {ELLIPSIS})"] if unhealthy else []
+        holder = parent.add(f"verdicts{when} ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf, SHORTER: shorter})
         for fault in faults:
             holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
                             data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,
@@ -297,7 +309,7 @@ class DrilldownScreen(NvcreScreen):
             # `l`: the log of the test that decided it (the one that convicted it, else its last failed test)
             decided = jobs.get(convicting_job(list(jobs.values()), row["node"]) or "")
             # a suspect is no failure, but while the diagnosis runs it is what the user came for: `f` stops there too
-            holder.add_leaf(f"{mark} {row['node']}  {row['verdict']}  {row['failed']}/{row['tests']} failed",
+            holder.add_leaf(f"{mark} {row['node']}  {_verdict_word(row['verdict'])}  {row['failed']}/{row['tests']} failed",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗",
                                   "suspect": row["verdict"] == NodeState.SUSPECT, "job": decided})
         # The nodes it cleared though they failed tests (a screening partner of a faulty node, a degraded link's ends):
@@ -321,7 +333,7 @@ class DrilldownScreen(NvcreScreen):
     def _verdict_detail(row: Obj, state: Obj, threshold: str | None = None) -> Text:
         text = Text()
         label(text, "Node", row["node"])
-        label(text, "Verdict", f"{row['verdict']}, {row['record']}")  # the node is named on the line above
+        label(text, "Verdict", f"{_verdict_word(row['verdict'])}, {row['record']}")  # the node is named on the line above
         for note in state.get("notes") or []:  # why a node stays inconclusive (no healthy node left to confirm it against)
             if row["node"] in (note.get("nodes") or ()) and note.get("kind") not in RUN_NOTES:
                 label(text, "Why", str(note.get("message") or "").removeprefix(f"{row['node']}: ").removeprefix(f"{row['node']} "))

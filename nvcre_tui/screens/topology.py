@@ -22,8 +22,8 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, node_domain, node_states, same_objects,
-                                   states_scope)
+from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, narrowing_set, node_domain, node_states,
+                                   same_objects, states_scope, suspect_legend)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.fitted_list import cut_at_word
@@ -127,6 +127,8 @@ class TopologyScreen(NvcreScreen):
             if changes:
                 rack_map.update_states(changes)
         self._states = states
+        narrowing = narrowing_set(snapshot, states, self.certification) if any(s == "suspect" for s, _ in states.values()) else []
+        self.query_one(Legend).set_words({NodeState.SUSPECT: suspect_legend(states, narrowing)})
         faults = [f for f in infrastructure_faults(snapshot, self.certification) if f.topology_key == self._key and f.localised]
         rack_map.set_domain_marks(clique_marks(faults, self._key))
         # one subject once, though two categories (or certifications) named the same link

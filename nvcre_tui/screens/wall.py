@@ -29,7 +29,7 @@ from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
                                    categories_waiting_for_nodes, certification_nodes, clique_marks, failure_rows, infrastructure_faults,
-                                   node_domain, node_states, same_objects, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
+                                   node_domain, node_states, same_objects, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
                                    waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
@@ -237,6 +237,7 @@ class WallScreen(NvcreScreen):
         # (SUSPECT read 2 where the list said no failed node).
         suspicion = under_suspicion(states, blamed)
         counts["suspect"] -= len(suspicion)
+        self.query_one(Legend).set_words({NodeState.SUSPECT: suspect_legend(states, suspicion)})  # as the map draws them !
         for state, _ in COUNTERS:
             self.query_one(f"#count-{state}", Digits).update("-" if withheld else str(counts[state]))
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or they would go unsaid

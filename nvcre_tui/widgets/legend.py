@@ -6,7 +6,7 @@ wrap: on 80 columns "⊘ excluded" took a line of its own, a line the wall's fai
 from __future__ import annotations
 
 from rich.text import Text
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from textual.geometry import Size
 from textual.widget import Widget
@@ -27,9 +27,18 @@ class Legend(Widget):
     def __init__(self, *, spared: Iterable[NodeState] = (), id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
         super().__init__(id=id)
         self._spared = frozenset(spared)
+        self._words: dict[NodeState, str] = {}
+
+    def set_words(self, words: Mapping[NodeState, str]) -> None:
+        """Say these states in these words (the others by their name): ! is `under suspicion` while the map draws a
+        running diagnosis's narrowing set with it, as the dashboard and the wall call it."""
+        wanted = {state: word for state, word in words.items() if word != state.value}
+        if wanted != self._words:
+            self._words = wanted
+            self.refresh(layout=True)  # a longer word may wrap the line
 
     def _entries(self, width: int) -> list[Text]:
-        entries = [(state, Text(f"{state.glyph} {state.value}", self.get_component_rich_style(f"{_PREFIX}--{state.value}")))
+        entries = [(state, Text(f"{state.glyph} {self._words.get(state, state.value)}", self.get_component_rich_style(f"{_PREFIX}--{state.value}")))
                    for state in NodeState]
         if "\n" in pack([text for _, text in entries], width, _GAP).plain:
             entries = [(state, text) for state, text in entries if state not in self._spared]

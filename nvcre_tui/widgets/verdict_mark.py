@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from nvcre_tui.engine.api.vocabulary import WORKLOAD_FAILED, NodeState
+from nvcre_tui.engine.api.vocabulary import UNDER_SUSPICION, WORKLOAD_FAILED, NodeState
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 
 VERDICT_MARKS: dict[str, tuple[NodeState, str]] = {  # verdict -> (the state whose glyph marks it, the word shown)
@@ -16,7 +16,8 @@ VERDICT_MARKS: dict[str, tuple[NodeState, str]] = {  # verdict -> (the state who
     "inconclusive": (NodeState.INCONCLUSIVE, "inconclusive"),
     # Held suspect while the diagnosis tests it: a node NCCL named in a failed test is no more convicted than a
     # member of a group that missed the threshold (it showed ✗ failed, then the diagnosis cleared it).
-    "suspect": (NodeState.SUSPECT, "suspect"),
+    # Said in the words of the dashboard and the wall: their `suspect` is a node blamed with its whole group.
+    "suspect": (NodeState.SUSPECT, UNDER_SUSPICION),
 }
 
 
@@ -34,7 +35,7 @@ _VERDICT_NOTES = {
 
 
 def verdict_said(shown: tuple[NodeState, str], what: str = "test") -> str:
-    """"✓ cleared (healthy): this test's failure is not held against it", "! suspect: under test; ...", "✗ faulty"."""
+    """"✓ cleared (healthy): this test's failure is not held against it", "! under suspicion: under test; ...", "✗ faulty"."""
     return f"{shown[0].glyph} {shown[1]}" + _VERDICT_NOTES.get(shown[0], "").format(what=what)
 
 

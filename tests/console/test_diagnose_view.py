@@ -35,8 +35,8 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
             await app.refresh_snapshot()
             assert app.snapshot is not None
             states = node_states(app.snapshot, "isolate")
-            # A suspect the current round tests shows running, its detail saying it is a suspect under test.
-            suspects.append(sum(1 for state, detail in states.values() if state == "suspect" or "suspect" in detail))
+            # A suspect the current round tests shows running, its detail saying it is under suspicion, tested now.
+            suspects.append(sum(1 for state, detail in states.values() if state == "suspect" or ": under suspicion" in detail))
             # A suspect's round is the drill-down's current one, numbered as its tests are (r2-... in round 2).
             rounds = {int(m.group(1)) for _, detail in states.values() if (m := re.search(r"diagnose round (\d+)", detail))}
             current = app.snapshot.views["isolate"].categories[0].timeline[-1]
@@ -44,6 +44,8 @@ async def test_suspects_narrow_round_by_round_and_verdicts_show_their_tests() ->
             # and why each is a suspect: the tests it failed, with their values
             weighed = [d for _, d in states.values() if "diagnose round" in d]
             assert all(re.search(r"; failed \d+ of \d+ tests \(r0-screen-\d+ at \d", d) for d in weighed), weighed
+            # in the words of the dashboard's and the wall's tally (their "suspect" is a node blamed with its whole group)
+            assert all(re.search(r"diagnose round \d+: under suspicion(, tested now)?; ", d) for d in weighed), weighed
             seen_weighed += len(weighed)
             if any(state == "failed" for state, _ in states.values()) and suspects[-1] == 0:
                 break
@@ -459,9 +461,9 @@ async def test_a_node_a_failed_test_named_is_a_suspect_not_failed_until_the_diag
             lines = [strip.text for strip in app.screen._compositor.render_strips()]
             job_rows = [line for line in lines if f"{rows[0]['group']} (" in line]
             assert job_rows, "\n".join(lines)
-            assert any("! suspect" in line for line in job_rows), "\n".join(lines)
+            assert any("! under suspicion" in line for line in job_rows), "\n".join(lines)
             assert not any("✗ failed" in line for line in job_rows), "\n".join(lines)
-            assert any("Diagnosis: ! suspect: under test" in line for line in lines), "\n".join(lines)
+            assert any("Diagnosis: ! under suspicion: under test" in line for line in lines), "\n".join(lines)
     finally:
         await session.close()
 

@@ -11,8 +11,7 @@ from typing import Any
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import diagnose_state
+from nvcre_tui.engine.views import UNDER_SUSPICION, diagnose_state
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, session_with
@@ -47,8 +46,8 @@ async def test_a_diagnosis_under_way_opens_on_its_suspects_and_f_stops_at_them()
         assert _cursor(tree).get("kind") == "verdict" and _cursor(tree)["node"] == suspects[0], _cursor(tree)
         lines = [strip.text for strip in app.screen._compositor.render_strips()]
         row = next(line for line in lines if "nccl-all-reduce  " in line)  # its shorter wording where the whole is too long
-        assert f"{count(len(suspects), 'suspect')} · round " in row, row  # the count, within 120 columns
-        assert any(f"! {suspects[1]}  suspect" in line for line in lines), "\n".join(lines)  # opened, not collapsed
+        assert f"{len(suspects)} {UNDER_SUSPICION} · round " in row, row  # the count, within 120 columns, in the dashboard's words
+        assert any(f"! {suspects[1]}  {UNDER_SUSPICION}" in line for line in lines), "\n".join(lines)  # opened, not collapsed
         assert not any("Select a category, group or node" in line for line in lines), "\n".join(lines)
         stops = []
         for _ in suspects:

@@ -16,8 +16,11 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
-from nvcre_tui.engine.views import Snapshot, failure_rows, node_states, suspects_under_test, under_suspicion
+from nvcre_tui.engine.views import UNDER_SUSPICION, Snapshot, failure_rows, node_states, suspects_under_test, under_suspicion
+from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen
+from nvcre_tui.widgets.fitted_list import FittedList
+from nvcre_tui.widgets.legend import Legend
 
 from .harness import DIAGNOSE, session_with
 
@@ -44,6 +47,16 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
         assert isinstance(app.screen, WallScreen)
         failed, suspect = (int(app.screen.query_one(f"#count-{s}", Digits).value) for s in ("failed", "suspect"))
         tally = str(app.screen.query_one("#tally", Static).render())
+        # The legend and the failures list say the narrowing set in the tally's words: "! suspect" and a line
+        # "diagnose round 2: suspect" named what the SUSPECT counter above does not count.
+        legend = str(app.screen.query_one(Legend).render())
+        entries = {entry.subject: entry.text for entry in app.screen.query_one("#failures", FittedList).entries}
+        assert f"! {UNDER_SUSPICION}" in legend and "! suspect " not in f"{legend} ", legend
+        assert suspicion and not any(re.search(r"\bsuspect\b", entries[node]) for node in suspicion), entries
+        await app.push_screen(TopologyScreen())
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen)
+        assert f"! {UNDER_SUSPICION}" in str(app.screen.query_one(Legend).render())
     assert failed + suspect == listed == len(report["failedNodes"]), (failed, suspect, listed, report["failedNodes"])
     assert suspect == len(report["suspectNodes"])
     said = re.search(r"the counters above \+ (\d+) ! under suspicion \+ ", tally)

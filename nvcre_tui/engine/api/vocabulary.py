@@ -236,6 +236,13 @@ STATE_GLYPHS: Mapping[NodeState, str] = MappingProxyType({
     NodeState.UNTESTED: "◦", NodeState.PASSED: "✓", NodeState.EXCLUDED: "⊘",
 })
 
+# A running diagnosis's narrowing set, in the console's words (the wall's tally line, the dashboard's fleet line and
+# failures title, the drill-down, the map's legend, a node's detail): not SUSPECT, which the wall, the report and
+# `certification list` keep for a node blamed only with its whole group. The dashboard said "! 2 suspect (+2 under
+# test)" where the wall said "2 ! under suspicion".
+UNDER_SUSPICION: Final = "under suspicion"
+TESTED_NOW: Final = "tested now"  # those of it the current round tests (drawn running, or waiting for their pods)
+
 # Which state a node shows when its categories say several things. Not the display order, on purpose: a test
 # running now outranks an older inconclusive verdict (the operator watches it change), a group waiting for its pods
 # outranks the Workflow's word that it runs, and an exclusion outranks a pass elsewhere (the node is not certified

@@ -21,7 +21,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
-from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, VALIDATION_FAILED
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, TESTED_NOW,
+                                             UNDER_SUSPICION, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
@@ -116,7 +117,7 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     for node in suspects:
         under_test = node in testing and not over
         _mark(before, node, "inconclusive" if over else "running" if under_test else "suspect",
-              f"diagnose round {diagnose.get('round', 0)}: suspect{', under test' if under_test else ''}"
+              f"diagnose round {diagnose.get('round', 0)}: {UNDER_SUSPICION}{f', {TESTED_NOW}' if under_test else ''}"
               + (", undecided: the diagnosis ended" if over else "") + (f"; {records[node]}" if node in records else ""), OFFER)
     for node in diagnose.get("inconclusiveNodes") or []:
         _mark(before, node, "inconclusive")

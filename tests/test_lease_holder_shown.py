@@ -41,7 +41,7 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
 
 @pytest.mark.parametrize(("ahead", "shown"), [
     (timedelta(0), r"\(renewed [01]s ago\)"),
-    (timedelta(hours=1), r"\(renewTime 359\ds ahead of this clock: the clocks disagree; it expires once unchanged for 15s\)"),
+    (timedelta(hours=1), r"\(renewTime 59m5\ds ahead of this clock: the clocks disagree; it expires once unchanged for 15s\)"),
 ])
 def test_run_shows_the_holder_printable_and_a_clock_ahead_as_such(state: Path, ahead: timedelta, shown: str,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:

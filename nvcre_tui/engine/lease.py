@@ -31,6 +31,7 @@ from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
+from nvcre_tui.engine.units import format_age, format_duration
 
 __all__ = ["LEASE_NAME", "LeaseHolder", "EngineLease", "engine_identity", "format_micro_time"]
 
@@ -81,10 +82,11 @@ class LeaseHolder:
         """`renewed 4s ago`, or how far ahead of `now` a skewed clock wrote it; None when never renewed."""
         if self.renewed is None:
             return None
-        if self.skewed:
-            return (f"renewTime {int(self.ahead)}s ahead of this clock: the clocks disagree; "
+        if self.skewed:  # in units, as every age a person reads: "renewTime 3599s ahead" took counting
+            return (f"renewTime {format_duration(int(self.ahead))} ahead of this clock: the clocks disagree; "
                     f"it expires once unchanged for {self.duration_seconds}s")
-        return f"renewed {max(0, int((now - self.renewed).total_seconds()))}s ago"  # a second or so ahead: just now
+        # a second or so ahead: just now; a holder gone for days reads "renewed 2d3h ago", not "renewed 183600s ago"
+        return f"renewed {format_age(max(0, int((now - self.renewed).total_seconds())))} ago"
 
     @classmethod
     def from_lease(cls, lease: Obj, now: datetime) -> LeaseHolder | None:

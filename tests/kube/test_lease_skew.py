@@ -97,7 +97,7 @@ async def test_the_holder_is_described_without_control_characters_and_without_ne
     holder = await EngineLease(store, clock, NS, "probe").holder()
     assert holder is not None
     text = describe_holder(holder, clock.now())
-    assert text == ("engine held by \ufffd]0;pwned\ufffdrun@otherhost/1/a (renewTime 3600s ahead of this clock: "
+    assert text == ("engine held by \ufffd]0;pwned\ufffdrun@otherhost/1/a (renewTime 1h00m ahead of this clock: "
                     "the clocks disagree; it expires once unchanged for 15s)")
     await EngineLease(store, fast, NS, hostile).release()
     slightly = ManualClock(DEFAULT_START + timedelta(seconds=2))  # a second or two fast: within the margin

@@ -151,10 +151,24 @@ async def test_a_holder_whose_clock_runs_ahead_is_shown_so(store, clock) -> None
     await EngineLease(store, fast, NS, "engine@fast/1").try_acquire()
     status = await probe(store, clock, NS)
     [row] = [r for r in status_rows(status) if r[0] == "engine lease"]
-    assert row[1] == "held" and "renewTime 60s ahead of this clock" in row[2], row
+    assert row[1] == "held" and "renewTime 1m00s ahead of this clock" in row[2], row
     clock.advance(100)
     [row] = [r for r in status_rows(await probe(store, clock, NS)) if r[0] == "engine lease"]
     assert row[1] == "expired" and "renewed 40s ago" in row[2], row
+
+
+async def test_a_lease_renewed_long_ago_says_its_age_in_units(store, clock) -> None:
+    """`renewed 183640s ago` of an engine gone since the day before yesterday: in units now, as every age said."""
+    from nvcre_tui.cli.status_rows import status_rows
+
+    await install(store)
+    await EngineLease(store, clock, NS, "engine@host/7").try_acquire()
+    clock.advance(4000)
+    [row] = [r for r in status_rows(await probe(store, clock, NS)) if r[0] == "engine lease"]
+    assert row[1] == "expired" and "renewed 1h06m ago" in row[2], row
+    clock.advance(2 * 86400 + 3 * 3600 + 40 - 4000)
+    [row] = [r for r in status_rows(await probe(store, clock, NS)) if r[0] == "engine lease"]
+    assert "renewed 2d3h ago" in row[2], row
 
 
 async def test_what_nvcre_relies_on(store, clock) -> None:

@@ -11,6 +11,8 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 
+from nvcre_tui.screens.wall import WallScreen
+
 from .harness import INTRA_NODE, open_drilldown, session_run_for
 
 NAME = "burn-in"
@@ -47,3 +49,12 @@ async def test_the_dashboard_and_the_drilldown_say_what_holds_a_deletion() -> No
         await pilot.pause()
         detail = " ".join(str(screen.query_one("#detail", Static).render()).split())
         assert detail == f"Deleting {said}", detail
+
+
+async def test_the_wall_title_says_deleting() -> None:
+    app = NvcreApp(session=await held_session(), live=False, wall=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        title = str(app.screen.query_one("#title", Static).render())
+        assert f"{NAME}  DELETING" in title and "RUNNING" not in title, title

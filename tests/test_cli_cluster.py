@@ -196,33 +196,8 @@ def test_gpu_nodes_no_device_plugin_advertises_say_why_they_add_no_gpus(tmp_path
     assert (code, err) == (0, "")
     assert "  NVIDIA-GB200: 8 nodes, 4 GPUs" in out.splitlines()
     assert ("Note:          7 GPU nodes (gb-1, gb-2, gb-3, gb-4, gb-5 and 2 more) labelled nvidia.com/gpu.count but no allocatable "
-            "nvidia.com/gpu, which the NVIDIA device plugin advertises: a run leaves them out (InsufficientGPUs), and their GPUs "
-            "are not counted") in out.splitlines()
+            "nvidia.com/gpu, which the NVIDIA device plugin advertises: their GPUs are not counted") in out.splitlines()
     code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, fleet), "-o", "json")
     assert json.loads(out)["withoutAllocatableGPUs"] == [f"gb-{i}" for i in range(1, 8)]
     code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "json")
     assert "withoutAllocatableGPUs" not in json.loads(out)
-
-
-def test_a_run_leaves_out_gpu_nodes_no_device_plugin_advertises_naming_the_missing_allocatable(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Planned, their pods could never land (no nvidia.com/gpu to give), and the group failed blaming the node
-    (SchedulingBlocked). Left out instead, saying so; a node advertising 0 (its device plugin restarting) is kept."""
-    bare = node("gb-1", gpus=None)
-    restarting = node("gb-2", gpus=0)
-    for item in (bare, restarting):
-        item["metadata"]["labels"]["nvidia.com/gpu.count"] = "4"
-    path = nodes_file(tmp_path, [bare, restarting, node("gb-3")])
-    code, out, err = run(capsys, "certification", "render", "--nodes", path, str(Path(__file__).resolve().parents[1] / "examples" / "certification.yaml"))
-    assert code == 0, err
-    workflow = next(doc for doc in yaml.safe_load_all(out) if doc and doc.get("kind") == "Workflow")
-    orchestration = workflow["status"]["orchestration"]
-    assert [n for group in workflow["spec"]["orchestration"]["plannedGroups"] for n in group["nodes"]] == ["gb-2", "gb-3"]
-    assert orchestration["excludedNodes"] == [{"name": "gb-1", "reason": "InsufficientGPUs", "message": (
-        "labelled nvidia.com/gpu.count but no allocatable nvidia.com/gpu, which the NVIDIA device plugin advertises")}]
-    assert orchestration["exclusionReason"] == ("1 node: labelled nvidia.com/gpu.count but no allocatable nvidia.com/gpu, "
-                                                     "which the NVIDIA device plugin advertises")
-    code, out, err = run(capsys, "certification", "render", "--nodes", nodes_file(tmp_path, [bare]),
-                         str(Path(__file__).resolve().parents[1] / "examples" / "certification.yaml"))
-    assert code != 0 and err.endswith("no eligible nodes match (1 node: labelled nvidia.com/gpu.count but no allocatable "
-                                      "nvidia.com/gpu, which the NVIDIA device plugin advertises)\n")

@@ -29,13 +29,10 @@ async def _add_gpu_node(kubeconfig: Path, name: str, provider: str | None = None
     try:
         labels = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
                   "nvidia.com/gpu.count": "8", **({"nvcre.nvidia.com/simulated": "true"} if labelled else {})}
-        # its GPUs advertised, as a device plugin does: discovery leaves out a GPU node without (UNADVERTISED_GPUS)
-        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-                "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
         if provider:
             node["spec"] = {"providerID": provider}
-        created = await store.create(NODE, node)
-        await store.update_status(NODE, {**created, "status": node["status"]})  # a create keeps no status
+        await store.create(NODE, node)
     finally:
         await store.close()
 

@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.fit import shortfalls, taint_text, tolerates
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.fit import allocatable
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_COUNT, LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
@@ -54,12 +54,6 @@ EXCLUSION_TEXT = {
 }
 
 
-# Why a node GPU feature discovery counted GPUs on is left out (InsufficientGPUs) though no count is short: said
-# as is in the exclusion reason, which "fewer allocatable GPUs than gpusPerNode" would not explain.
-UNADVERTISED_GPUS = (f"labelled {LABEL_GPU_COUNT} but no allocatable {RESOURCE_GPU}, which the NVIDIA device plugin "
-                     "advertises")
-
-
 @dataclass(frozen=True)
 class Discovery:
     """The outcome of node discovery for one category."""
@@ -80,8 +74,7 @@ class Discovery:
             return None
         counts: dict[str, int] = {}
         for item in self.excluded:
-            key = item.message if item.message == UNADVERTISED_GPUS else item.reason
-            counts[key] = counts.get(key, 0) + 1
+            counts[item.reason] = counts.get(item.reason, 0) + 1
         return "; ".join(excluded_text(n, reason) for reason, n in counts.items())
 
 
@@ -137,16 +130,6 @@ def _untolerated_no_execute(node: Node, tolerations: Sequence[Mapping[str, Any]]
                if isinstance(taint, Mapping) and taint.get("effect") == "NoExecute" and not tolerates(tolerations, taint)
                and not any(_taint_matches(taint, wanted) for wanted in selectors)]
     return f"taint {', '.join(refused)} not tolerated: name it in the target's taintSelectors to certify this node" if refused else None
-
-
-def unadvertised_gpus(node: Node) -> str | None:
-    """GPU feature discovery counted GPUs on the node (nvidia.com/gpu.count) and no device plugin ever advertised
-    any (no allocatable nvidia.com/gpu at all: none deployed yet, or a Node made by hand). A pod asking for GPUs never
-    lands there, and a planned group would fail blaming the node. A count of 0 is a device plugin restarting: kept."""
-    counted = node_labels(node).get(LABEL_GPU_COUNT)
-    status = node.get("status") if isinstance(node, Mapping) else None
-    found = status.get("allocatable") if isinstance(status, Mapping) else None
-    return None if counted is None or (isinstance(found, Mapping) and RESOURCE_GPU in found) else UNADVERTISED_GPUS
 
 
 def _not_ready(node: Node) -> str | None:
@@ -239,11 +222,8 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
     eligible = []
     for node in same_arch:
         have = allocatable_gpus(node)
-        # A zero count, or none on a node GPU feature discovery has not counted, is kept: the device plugin may be
-        # restarting (reference A.3).
-        if unadvertised := unadvertised_gpus(node):
-            excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=unadvertised))
-        elif have and have < needed:
+        # A missing or zero count is kept: the device plugin may be restarting (reference A.3).
+        if have and have < needed:
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
         elif short := shortfalls(node, devices, missing_is_short=False):  # a missing count is kept, as for GPUs
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientResources", message="; ".join(short)))

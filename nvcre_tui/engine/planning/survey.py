@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT
-from nvcre_tui.engine.planning.discovery import UNADVERTISED_GPUS, is_gpu_node, node_exclusion, unadvertised_gpus
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT, RESOURCE_GPU
+from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
                                                 majority_architecture, partitioned_gpus)
 from nvcre_tui.engine.units import count, listed
@@ -66,8 +66,8 @@ class Survey:
         """Why GPU nodes add no GPUs, in one line (None: none such)."""
         if not self.unadvertised:
             return None
-        return (f"{count(len(self.unadvertised), 'GPU node')} ({listed(self.unadvertised)}) {UNADVERTISED_GPUS}: "
-                "a run leaves them out (InsufficientGPUs), and their GPUs are not counted")
+        return (f"{count(len(self.unadvertised), 'GPU node')} ({listed(self.unadvertised)}) labelled {LABEL_GPU_COUNT} but no allocatable "
+                f"{RESOURCE_GPU}, which the NVIDIA device plugin advertises: their GPUs are not counted")
 
     def to_json(self) -> dict[str, Any]:
         """The survey as `cluster info -o json|yaml` prints it (camelCase, as the API's fields)."""
@@ -98,10 +98,12 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
     chosen = key or LABEL_GPU_CLIQUE
     return Survey(len(everything), len(gpu), sum(1 for n in gpu if is_cordoned(n)), platform, problem, architecture, chosen, key is None,
                   _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())),
-                  # partitioned (MIG mixed strategy): no nvidia.com/gpu, by design
-                  [node_name(n) for n in gpu if unadvertised_gpus(n) and not partitioned_gpus(n)])
+                  [node_name(n) for n in gpu if _unadvertised(n)])
 
 
+def _unadvertised(node: Node) -> bool:
+    """GPU feature discovery saw GPUs on the node (its count label) and no device plugin advertises them."""
+    return LABEL_GPU_COUNT in node_labels(node) and not partitioned_gpus(node) and not allocatable_gpus(node)
 
 
 def _gpus(node: Node) -> int:

@@ -196,7 +196,8 @@ def test_gpu_nodes_no_device_plugin_advertises_say_why_they_add_no_gpus(tmp_path
     assert (code, err) == (0, "")
     assert "  NVIDIA-GB200: 8 nodes, 4 GPUs" in out.splitlines()
     assert ("Note:          7 GPU nodes (gb-1, gb-2, gb-3, gb-4, gb-5 and 2 more) labelled nvidia.com/gpu.count but no allocatable "
-            "nvidia.com/gpu, which the NVIDIA device plugin advertises: their GPUs are not counted") in out.splitlines()
+            "nvidia.com/gpu, which the NVIDIA device plugin advertises: their GPUs are not counted; a run still plans them, as the "
+            "reference does (a device plugin may be restarting), and their pods wait for it") in out.splitlines()
     code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, fleet), "-o", "json")
     assert json.loads(out)["withoutAllocatableGPUs"] == [f"gb-{i}" for i in range(1, 8)]
     code, out, err = run(capsys, "cluster", "info", "--nodes", nodes_file(tmp_path, FLEET), "-o", "json")

@@ -67,7 +67,8 @@ class Survey:
         if not self.unadvertised:
             return None
         return (f"{count(len(self.unadvertised), 'GPU node')} ({listed(self.unadvertised)}) labelled {LABEL_GPU_COUNT} but no allocatable "
-                f"{RESOURCE_GPU}, which the NVIDIA device plugin advertises: their GPUs are not counted")
+                f"{RESOURCE_GPU}, which the NVIDIA device plugin advertises: their GPUs are not counted; a run still plans them, as the reference "
+                f"does (a device plugin may be restarting), and their pods wait for it")
 
     def to_json(self) -> dict[str, Any]:
         """The survey as `cluster info -o json|yaml` prints it (camelCase, as the API's fields)."""

@@ -195,29 +195,33 @@ async def _run_phase(kubeconfig: Path, phase: str) -> None:
         await admin.close()
 
 
-async def _held_an_hour_ago(kubeconfig: Path) -> None:
-    """The engine Lease as a controller killed an hour ago left it: held, its renewal long past its duration."""
+async def _lease_left(kubeconfig: Path, *, skew: timedelta, holder: str, duration: int) -> None:
+    """The engine Lease as a killed controller left it, written by a clock `skew` off this side's: an hour behind, its
+    renewal is long past its duration; an hour ahead, renewTime plus its duration still says live for an hour."""
     from nvcre_tui.engine.clock import ManualClock
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
     from nvcre_tui.engine.lease import EngineLease
 
     admin = await store_on(kubeconfig, SystemClock(), "test-admin")
     try:
-        then = ManualClock(datetime.now(UTC) - timedelta(hours=1))
-        assert await EngineLease(admin, then, INSTALL_NAMESPACE, "controller@gone/1", duration=15).try_acquire()
+        clock = ManualClock(datetime.now(UTC) + skew)
+        assert await EngineLease(admin, clock, INSTALL_NAMESPACE, holder, duration=duration).try_acquire()
     finally:
         await admin.close()
 
 
-def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Path, tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """`logs --follow` of an unfinished run on a cluster whose engine was killed (its Lease expired) waited until ctrl-c
-    without a word, where `report` and the console's header say that no engine holds the lease. It says so once, in the
-    same words, and follows on: the run finishing still ends it."""
+NOTE = (f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/nvcre-engine: "
+        "nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); following its log meanwhile (ctrl-c stops)")
+
+
+def _follow_on_a_stale_lease(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, skew: timedelta, duration: int,
+                             waits: int, after: float) -> str:
+    """`logs --follow` of the running run on a cluster whose engine Lease was left as `_lease_left` leaves it: polled
+    `waits` times until the note is said, `after` seconds more, then the run finishes. What stderr said; exit 0 checked."""
     with installed_in_thread(tmp_path) as (server, kubeconfig):
         asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
         asyncio.run(_run_phase(kubeconfig, "Running"))
-        asyncio.run(_held_an_hour_ago(kubeconfig))
+        asyncio.run(_lease_left(kubeconfig, skew=skew, holder="controller@gone/1", duration=duration))
         capsys.readouterr()
         argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
                 "--history", str(tmp_path / "h.db")]
@@ -225,38 +229,28 @@ def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Pat
         following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
         following.start()
         err = ""
-        for _ in range(200):
+        for _ in range(waits):
             err += capsys.readouterr().err
             if "no nvcre engine" in err:
                 break
             time.sleep(0.05)
-        time.sleep(2.5)  # a few more reads: said once, not per read
+        time.sleep(after)
         assert following.is_alive()  # goes on following
         asyncio.run(_run_phase(kubeconfig, "Succeeded"))
         following.join(20)
         assert codes == [0]
-        out, rest = capsys.readouterr()
-        err += rest
-        said = [line for line in err.splitlines() if "engine" in line]
-        assert said == [f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/"
-                        "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
-                        "following its log meanwhile (ctrl-c stops)"], err
-        assert "Traceback" not in err
+        return err + capsys.readouterr().err
 
 
-async def _held_by_a_fast_clock(kubeconfig: Path) -> None:
-    """The engine Lease as a controller whose clock runs an hour ahead left it when it was killed: its renewTime is
-    still in this side's future, so renewTime plus its duration says live for an hour."""
-    from nvcre_tui.engine.clock import ManualClock
-    from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
-    from nvcre_tui.engine.lease import EngineLease
-
-    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
-    try:
-        ahead = ManualClock(datetime.now(UTC) + timedelta(hours=1))
-        assert await EngineLease(admin, ahead, INSTALL_NAMESPACE, "controller@fast/1", duration=1).try_acquire()
-    finally:
-        await admin.close()
+def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`logs --follow` of an unfinished run on a cluster whose engine was killed (its Lease expired) waited until ctrl-c
+    without a word, where `report` and the console's header say that no engine holds the lease. It says so once, in the
+    same words, and follows on: the run finishing still ends it."""
+    err = _follow_on_a_stale_lease(burned, tmp_path, capsys, skew=-timedelta(hours=1), duration=15, waits=200,
+                                   after=2.5)  # a few more reads: said once, not per read
+    assert [line for line in err.splitlines() if "engine" in line] == [NOTE], err
+    assert "Traceback" not in err
 
 
 def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -265,30 +259,9 @@ def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path,
     ahead and that stopped renewing stayed live for the whole skew, and --follow said nothing. One Lease is kept across
     the checks, which judges as the engine's election does: unchanged for its duration on this side, it is stale."""
     monkeypatch.setattr("nvcre_tui.cli.logs.LEASE_CHECK_SECONDS", 0.3)  # a check every few reads, not every 15 s
-    with installed_in_thread(tmp_path) as (server, kubeconfig):
-        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
-        asyncio.run(_run_phase(kubeconfig, "Running"))
-        asyncio.run(_held_by_a_fast_clock(kubeconfig))
-        capsys.readouterr()
-        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
-                "--history", str(tmp_path / "h.db")]
-        codes: list[int] = []
-        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
-        following.start()
-        err = ""
-        for _ in range(100):  # the Lease's 1 s duration, observed unchanged, and a check after it
-            err += capsys.readouterr().err
-            if "no nvcre engine" in err:
-                break
-            time.sleep(0.05)
-        asyncio.run(_run_phase(kubeconfig, "Succeeded"))
-        following.join(20)
-        assert codes == [0]
-        err += capsys.readouterr().err
-        said = [line for line in err.splitlines() if "engine" in line]
-        assert said == [f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine holds the lease nvcre-system/"
-                        "nvcre-engine: nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); "
-                        "following its log meanwhile (ctrl-c stops)"], err
+    # the Lease's 1 s duration, observed unchanged, and a check after it
+    err = _follow_on_a_stale_lease(burned, tmp_path, capsys, skew=timedelta(hours=1), duration=1, waits=100, after=0)
+    assert [line for line in err.splitlines() if "engine" in line] == [NOTE], err
 
 
 @pytest.fixture(params=SERVERS)

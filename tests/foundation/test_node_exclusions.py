@@ -110,18 +110,24 @@ def test_an_empty_clique_value_is_no_clique() -> None:
         domains_of(nodes, "nvidia.com/gpu.clique")
 
 
-def test_a_node_reporting_fewer_efa_devices_than_a_pod_asks_is_left_out_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """NCCL on AWS H100 asks 32 EFA devices per pod: a p4d node has 4, its pod never schedules and the node was
-    blamed SchedulingBlocked. A node reporting none (its device plugin may be restarting) is kept, as for GPUs."""
-    fleet = [node("p5-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
-             node("p4d-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}),
-             node("starting-1", allocatable={"nvidia.com/gpu": "8"})]
+def _rendered(tmp_path: Path, capsys: pytest.CaptureFixture[str], fleet: list[dict[str, Any]]) -> tuple[Path, Path, dict[str, Any]]:
+    """`certification render` of CERT on `fleet` as a --nodes file: the files (to render again) and its one Workflow."""
     nodes = tmp_path / "nodes.yaml"
     nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
     cert = tmp_path / "cert.yaml"
     cert.write_text(CERT)
     assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
     [workflow] = json.loads(capsys.readouterr().out)["items"]
+    return nodes, cert, workflow
+
+
+def test_a_node_reporting_fewer_efa_devices_than_a_pod_asks_is_left_out_before_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NCCL on AWS H100 asks 32 EFA devices per pod: a p4d node has 4, its pod never schedules and the node was
+    blamed SchedulingBlocked. A node reporting none (its device plugin may be restarting) is kept, as for GPUs."""
+    fleet = [node("p5-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}),
+             node("p4d-1", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4"}),
+             node("starting-1", allocatable={"nvidia.com/gpu": "8"})]
+    _, _, workflow = _rendered(tmp_path, capsys, fleet)
     [excluded] = workflow["status"]["orchestration"]["excludedNodes"]
     assert excluded == {"name": "p4d-1", "reason": "InsufficientResources", "message": "4 vpc.amazonaws.com/efa allocatable, 32 requested"}
 
@@ -152,12 +158,7 @@ def test_a_node_under_a_no_execute_taint_the_target_does_not_name_is_left_out_no
     fleet = [node("n-ok"), _tainted("n-repair", repair),
              _tainted("n-quarantined", {"key": "nvsentinel.dgxc.nvidia.com/nvcre-cert-failed", "value": "true", "effect": "NoSchedule"}),
              _tainted("n-gpu-pool", {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})]
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
-    cert = tmp_path / "cert.yaml"
-    cert.write_text(CERT)
-    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
-    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    nodes, cert, workflow = _rendered(tmp_path, capsys, fleet)
     assert sorted(n for g in workflow["status"]["orchestration"]["groups"] for n in g["nodes"]) == ["n-gpu-pool", "n-ok", "n-quarantined"]
     assert workflow["status"]["orchestration"]["excludedNodes"] == [{
         "name": "n-repair", "reason": "NoExecuteTaint",
@@ -175,12 +176,7 @@ def test_the_efa_devices_the_nccl_pods_ask_are_those_the_nodes_report(tmp_path: 
     """aws-ofi-nccl spreads NCCL's traffic over every EFA interface of the node: a p5en reports 16, a p4d 4, a p6-b200
     8, a p5 32. The catalog's 32 left every node but a p5's out (InsufficientResources, "no eligible nodes")."""
     fleet = [node(f"n-{i}", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": efa}) for i in range(2)]
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
-    cert = tmp_path / "cert.yaml"
-    cert.write_text(CERT)
-    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
-    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    nodes, cert, workflow = _rendered(tmp_path, capsys, fleet)
     run = workflow["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]
     assert run["extendedResources"]["vpc.amazonaws.com/efa"] == asked
     assert not workflow["status"]["orchestration"].get("excludedNodes")
@@ -194,12 +190,7 @@ def test_the_efa_count_most_nodes_report_is_asked_and_a_node_reporting_fewer_is_
              node("a-2", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "16"}),
              node("a-3", allocatable={"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "15"}),  # an interface down
              node("a-4", allocatable={"nvidia.com/gpu": "8"})]  # its device plugin restarting: kept, no vote
-    nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "items": fleet}))
-    cert = tmp_path / "cert.yaml"
-    cert.write_text(CERT)
-    assert main(["certification", "render", str(cert), "--nodes", str(nodes), "-o", "json"]) == 0
-    [workflow] = json.loads(capsys.readouterr().out)["items"]
+    _, _, workflow = _rendered(tmp_path, capsys, fleet)
     assert workflow["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]["extendedResources"]["vpc.amazonaws.com/efa"] == "16"
     assert workflow["status"]["orchestration"]["excludedNodes"] == [
         {"name": "a-3", "reason": "InsufficientResources", "message": "15 vpc.amazonaws.com/efa allocatable, 16 requested"}]

@@ -142,8 +142,11 @@ class Engine:
 
     async def stop(self) -> None:
         """Stop reconciling: `run` returns after the key in hand (the Lease lost: another engine reconciles now). The
-        cache's watches end when this engine made the cache (a shared cache is its owner's)."""
+        cache's watches end when this engine made the cache (a shared cache is its owner's), and it no longer hears that
+        cache: a session that loses the Lease and takes it back builds a new engine over the same cache each time."""
         self._started, self._stopped = False, True
+        self.cache.unsubscribe(self._on_change)
+        self.world.close()
         self.queue.changed.set()  # wake `run` from its wait
         if self._owns_cache:
             await self.cache.stop()

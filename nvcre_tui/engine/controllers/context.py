@@ -35,6 +35,10 @@ class World:
         self._node_changes = 0  # Node changes planning can see (nodes_version)
         cache.subscribe(self._count_node_change)
 
+    def close(self) -> None:
+        """Stop counting the cache's changes (its engine stopped; the cache may outlive it, a session's)."""
+        self.cache.unsubscribe(self._count_node_change)
+
     def _count_node_change(self, kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
         if kind is NODE and not plans_the_same(old, new):
             self._node_changes += 1

@@ -154,6 +154,11 @@ class WatchCache:
         """Call `subscriber(kind, old, new, own)` on every change from now on (new is None for a deletion)."""
         self._subscribers.append(subscriber)
 
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        """No more calls to `subscriber` (an engine stopped over a cache its session keeps: the next engine subscribes
+        its own). A new list, so that a change being told goes on over the old one."""
+        self._subscribers = [each for each in self._subscribers if each != subscriber]
+
     # ----- reads ------------------------------------------------------------------------------------
 
     def get(self, kind: ResourceKind, name: str, namespace: str | None = None) -> Obj | None:

@@ -35,6 +35,7 @@ class PodWatch:
     def __init__(self, cache: WatchCache) -> None:
         self.cache = cache
         self._wake: Wake | None = None
+        self._nodes: WatchCache | None = None  # the engine's cache this watch hears Node changes from (connect)
         self._run_of: dict[tuple[str, str], Key] = {}   # (namespace, job label) -> the run's key
         self._pair_of: dict[Key, tuple[str, str]] = {}  # and back
         self._members: dict[Key, tuple[str, ...]] = {}  # run key -> its group's nodes
@@ -54,8 +55,12 @@ class PodWatch:
 
     def connect(self, wake: Wake, nodes: WatchCache | None = None) -> None:
         """Wake runs through `wake((WORKLOADRUN, key))` (the engine's queue); with `nodes` (the engine's
-        cache, which watches Nodes) also on Node changes of a run's group (NotReady, deleted)."""
+        cache, which watches Nodes) also on Node changes of a run's group (NotReady, deleted). Connected again (each
+        engine a session builds once it takes the Lease back), it hears `nodes` once: it heard them once per engine."""
         self._wake = wake
+        if self._nodes is not None:
+            self._nodes.unsubscribe(self._node_changed)
+        self._nodes = nodes
         if nodes is not None:
             nodes.subscribe(self._node_changed)
 

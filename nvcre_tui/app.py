@@ -297,7 +297,8 @@ class NvcreApp(ThemedApp[None]):
             self.sub_title = self._badges()
             if self.session.engine_stopped is not None:  # its CRDs were given another nvcre's schema: the header says it too
                 self.notify(printable(f"This console no longer runs the engine ({self.session.engine_stopped}); it goes on as "
-                                      "a viewer."), severity="error", title="engine", timeout=NOTICE_SECONDS, markup=False)
+                                      "a viewer until `nvcre setup init` of this version gives the CRDs its schema again."),
+                            severity="error", title="engine", timeout=NOTICE_SECONDS, markup=False)
                 return
             self.notify(printable(f"This console no longer runs the engine ({self.session.viewer_reason or 'lease lost'}); "
                                   "it takes the lease again once it is free."), severity="warning", title="engine", markup=False)

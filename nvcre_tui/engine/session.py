@@ -73,8 +73,9 @@ class Session(Protocol):
     logs: LogSource
     engine: Engine | None      # None when this process only watches (another engine holds the lease)
     viewer_reason: str | None  # why this session runs no engine (shown in the console's header), else None
-    engine_stopped: str | None  # why this session's engine stopped for good (on a cluster, its CRDs were given another
-                                # nvcre's schema while it ran): it never takes the Lease again; None otherwise
+    engine_stopped: str | None  # why this session's engine stopped (on a cluster, its CRDs were given another nvcre's
+                                # schema while it ran): it takes the Lease again only once `setup init` of its version
+                                # gives them its schema back (None again then); None otherwise
     notices: list[str]         # one line each, told once (the CLI on stderr, the console as a notification): e.g. the history is off;
                                # appended to while the session runs (an archive write that failed, the engine's runner tick that
                                # fails: Engine.tell): readers keep how many they told

@@ -519,13 +519,18 @@ async def test_a_server_that_never_answers_shows_where_it_connects_and_q_or_ctrl
         assert app.session is None and app.startup_error is None
 
 
-async def test_a_console_whose_crds_another_nvcre_restamps_stops_its_engine_and_says_why_for_good(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_console_whose_crds_another_nvcre_restamps_stops_its_engine_until_setup_init_of_its_version(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """`setup init` of another nvcre re-stamped the CRDs under the console's engine, which checked them only at its start
     and went on writing with its old schema. Now it stops, its header says why with both versions, a notification says
-    it once, and it does not take the Lease back though the Lease is free."""
+    it once, and it does not take the Lease back though the Lease is free, until `setup init` of its own version gives
+    the CRDs its schema again: then it says so once and runs the engine, as one that opened on another's CRDs does
+    (it stayed a viewer for good, and had to be restarted)."""
     from nvcre_tui.engine.kube import schemaguard
+    from nvcre_tui.engine.kube.session import SCHEMA_RESTORED
     from nvcre_tui.engine.store.protocol import LEASE
     from tests.kube.test_schema_versions import NEWER, _stamp
+    from tests.kube.test_setup import nvcre
 
     monkeypatch.setattr(schemaguard, "SCHEMA_CHECK_SECONDS", 0.1)
     async with installed(tmp_path) as (server, kubeconfig):
@@ -553,6 +558,17 @@ async def test_a_console_whose_crds_another_nvcre_restamps_stops_its_engine_and_
             assert not (await admin.get(LEASE, "nvcre-engine", "nvcre-system"))["spec"].get("holderIdentity")
             await app.take_over()
             assert app.session.engine is None and said in app.sub_title
+            assert (await nvcre(capsys, "setup", "init", "--force", "--kubeconfig", str(kubeconfig)))[0] == 0
+            for _ in range(100):
+                await app.take_over()
+                if app.session.engine is not None:
+                    break
+                await pilot.pause(0.1)
+            assert app.session.engine is not None and any(w.group == "engine" for w in app.workers)
+            assert said not in app.sub_title and "viewer" not in app.sub_title, app.sub_title
+            assert app.session.engine_stopped is None and app.session.notices.count(SCHEMA_RESTORED) == 1
+            lease = await admin.get(LEASE, "nvcre-engine", "nvcre-system")
+            assert lease["spec"]["holderIdentity"].startswith("console@"), lease["spec"]
         await admin.close()
 
 

@@ -1,7 +1,7 @@
 """An engine whose CRDs `setup init` of another nvcre re-stamps while it runs (an upgrade applied under the engine that
 holds the Lease) stops reconciling instead of writing its objects with its old schema: it checked the schema only at its
 start. `nvcre controller` exits 2 with one line naming both versions and gives the Lease back; a console (or `run
---wait`) stops its engine, gives the Lease back, and stays a viewer that says why. Over real HTTP against the emulator."""
+--wait`) stops its engine, gives the Lease back, and stays a viewer that says why until `setup init` of its version. Over real HTTP against the emulator."""
 
 from __future__ import annotations
 
@@ -152,7 +152,7 @@ async def test_a_viewer_console_does_not_take_the_lease_over_on_crds_of_another_
         assert session.engine is None and session.engine_stopped is not None and session.engine_stopped.endswith(BY)
         assert session.viewer_reason == f"viewer: {session.engine_stopped}" and not await _holder(admin)
         server.clear_requests()
-        assert not await session.take_over()  # for good: it does not take the Lease again to find the same
+        assert not await session.take_over()  # not while the schema is another's: it does not take the Lease to find the same
         assert server.requests_where(verb="update", resource="leases") == [] and server.requests_where(verb="create", resource="leases") == []
     finally:
         await session.close()

@@ -276,7 +276,7 @@ class KubeSession:
             return
         if outdated is not None:
             self._metrics, self.viewer_reason = metrics, f"viewer: {outdated}"
-            self._awaiting = asyncio.create_task(self._await_schema(lease), name="schema-restored")
+            self._await_schema(lease)
             return
         self._candidate, self._metrics = lease, metrics
         if (played := await self._fleet_in_play()) is not None:  # take_over asks again later
@@ -294,12 +294,19 @@ class KubeSession:
             return
         self._hold(lease)
 
-    async def _await_schema(self, lease: EngineLease) -> None:
-        """A session that opened as a viewer on CRDs of another nvcre's schema: once `setup init` of this version gives
-        them its own, it may take the Lease (`take_over`, which the console and `run --wait` call), said once. It was
-        restarted to, before."""
-        if await restored(self.engine_kube, SystemClock()) and self.engine_stopped is None:
-            self._candidate = lease
+    def _await_schema(self, lease: EngineLease) -> None:
+        """A session kept from running the engine by CRDs of another nvcre's schema (it opened on them, found them at a
+        take-over, or its engine stopped when they were re-stamped under it: `guard_schema`): once `setup init` of this
+        version gives them its own, it may take `lease` again (`take_over`, which the console and `run --wait` call),
+        said once. One path for all three: one that stopped its engine stayed a viewer for good, and was restarted to."""
+        self._candidate = None
+        if self._awaiting is not None:
+            self._awaiting.cancel()
+        self._awaiting = asyncio.create_task(self._schema_restored(lease), name="schema-restored")
+
+    async def _schema_restored(self, lease: EngineLease) -> None:
+        if await restored(self.engine_kube, SystemClock()):
+            self._candidate, self.engine_stopped = lease, None
             self.notices.append(SCHEMA_RESTORED)
 
     async def refresh_viewer(self) -> None:
@@ -319,13 +326,14 @@ class KubeSession:
     async def guard_schema(self) -> str | None:
         """While this session's engine runs: once its CRDs carry another schema (`setup init` of another nvcre applied
         them under it), stop the engine after the object in hand (never half of one written), give the Lease back for
-        the engine of that version, and stay a viewer for good, saying why (`engine_stopped`, the header); the reason.
-        None when the CRDs may not be read (nothing to guard). `nvcre controller` runs it beside its Lease queue."""
+        the engine of that version, and stay a viewer, saying why (`engine_stopped`, the header), until `setup init` of
+        this version gives the CRDs its schema again (`_await_schema`); the reason. None when the CRDs may not be read
+        (nothing to guard). `nvcre controller` runs it beside its Lease queue (and exits on the reason)."""
         why = await changed_under(self.engine_kube, SystemClock())
         if why is None:
             return None
         self.engine_stopped, self.viewer_reason = why, f"viewer: {why}"
-        self._candidate, self._viewing = None, None  # never takes the Lease again: this engine's schema is not the cluster's
+        candidate, self._candidate, self._viewing = self._candidate, None, None  # not while the schema is another's
         engine, self.engine = self.engine, None
         if engine is not None:
             await engine.stop()
@@ -343,6 +351,8 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await self.lease.release()
             self.lease = None
+        if candidate is not None:  # a session that elects (a console, run --wait; not `nvcre controller`)
+            self._await_schema(candidate)
         return why
 
     async def take_over(self) -> bool:
@@ -370,8 +380,9 @@ class KubeSession:
             with contextlib.suppress(StoreError):
                 await lease.release()
             self.viewer_reason = "viewer: " + " ".join(str(getattr(error, "message", None) or error).split())
-            if isinstance(error, SchemaRefused):  # for good: the CRDs carry another version's schema (said as at opening)
-                self.engine_stopped, self._candidate, self.viewer_reason = error.why, None, f"viewer: {error.why}"
+            if isinstance(error, SchemaRefused):  # the CRDs carry another version's schema (said as at opening): until
+                self.engine_stopped, self.viewer_reason = error.why, f"viewer: {error.why}"  # setup init of this one
+                self._await_schema(lease)
             return False
         self._hold(lease)
         return True

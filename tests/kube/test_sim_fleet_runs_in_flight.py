@@ -131,3 +131,30 @@ async def test_a_certification_run_with_the_sim_runner_is_the_fleets_before_any_
     await store.create(CERTIFICATION, marked)
     said = await _fleet_played(store, INSTALL_NAMESPACE)
     assert said is not None and "runs default/played" in said
+
+
+async def test_a_kind_rbac_refuses_to_list_skips_only_its_own_part_of_the_check(tmp_path: Path) -> None:
+    """A user who may list Certifications and Jobs but not WorkloadRuns nor Workflows (the runs' part, for an older
+    nvcre's fleet): one refused list skipped the whole check, so the Certification's own Simulated condition went
+    unread and its engine took the Lease and failed the fleet's runs."""
+    from nvcre_tui.engine.kube.session import _fleet_played
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, RBAC_GROUP
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+        await admin.create(CLUSTER_ROLE, {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRole", "metadata": {"name": "no-runs"}, "rules": [
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+            {"apiGroups": ["nvcre.nvidia.com"], "resources": ["certifications", "jobs"], "verbs": ["get", "list"]}]})
+        await admin.create(CLUSTER_ROLE_BINDING, {"apiVersion": f"{RBAC_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "no-runs"},
+                                                  "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "no-runs"},
+                                                  "subjects": [{"kind": "User", "name": "carol", "apiGroup": RBAC_GROUP}]})
+        carol = await store_on(Path(server.write_kubeconfig(tmp_path / "carol", token=server.add_token("carol-token", "carol"))),
+                               SystemClock(), "test-carol")
+        try:
+            await _fleet_running_a_certification(admin)
+            said = await _fleet_played(carol, INSTALL_NAMESPACE)
+            assert said is not None and "runs default/played" in said
+            assert server.requests_where(verb="list", resource="workloadruns")  # asked, and refused
+        finally:
+            await carol.close()
+            await admin.close()

@@ -265,7 +265,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         from nvcre_tui.cli.init_checks import change_under, engines_under, refusal
 
         # An engine holding the Lease runs on the CRDs this would change: said before anything is applied
-        if engines := await engines_under(store, clock, [namespace, *installs]):
+        if engines := await engines_under(store, clock, [namespace, *installs], installed):
             if args.dry_run:
                 _say(f"nvcre setup init: {change_under(engines, installed)} (a dry run: nothing applied)")
             elif not getattr(args, "force", False):

@@ -134,10 +134,10 @@ def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pen
 def _stop_then_init(status: InstallStatus) -> str:
     """What comes before the `setup init` that upgrades the CRDs: stopping the engine of another version that holds the
     Lease, which init refuses to upgrade them under (cli/init_checks.py); nothing when none does."""
-    from nvcre_tui.engine.kube.install import NVCRE_VERSION
+    from nvcre_tui.cli.init_checks import runs_another_schema
 
     lease = status.lease
-    if lease is None or not lease.live or lease.version == NVCRE_VERSION:
+    if lease is None or not lease.live or not runs_another_schema(lease.version, status.schema):
         return ""
     return (f"stop the engine {lease.holder} ({f'nvcre {lease.version}' if lease.version else 'its version unrecorded'}) that "
             "holds the Lease, which runs on them (init refuses to change them under it without --force), then ")

@@ -119,3 +119,22 @@ async def test_an_older_holder_is_not_told_to_run_what_the_engine_before_it_ran(
     await admin.update(LEASE, lease)
     older = await EngineLease(admin, server.clock, "nvcre-system", "probe").holder()
     assert older is not None and older.identity == "ctl-older" and (older.runner, older.version) == (None, None), older
+
+
+async def test_an_engine_of_this_version_on_crds_another_build_of_it_stamped_is_named(server, kubeconfig, admin, capsys) -> None:
+    """A development build of this very version (its version string, its schema generation, another schema) stamped
+    the CRDs and runs the engine: its Lease says this version, and init took it for one on this schema and replaced the
+    CRDs under it without a word; it then stopped. Where the CRDs whose schema differs say this version installed
+    them, an engine saying this version is named as any other; where another version stamped them, it is this build
+    (above: nothing to say)."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await _stamp(admin, generation=str(SCHEMA_GENERATION), version=NVCRE_VERSION)  # the dev build's init
+    await _held_by(admin, server, "ctl-dev", f"{NVCRE_VERSION} ctl-dev")
+    status = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    [crds] = [" ".join(line.split()) for line in status[1].splitlines() if line.startswith("nvcre CRDs")]
+    assert f"stop the engine ctl-dev (nvcre {NVCRE_VERSION}) that holds the Lease" in crds, crds  # as init will ask
+    code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    assert (code, out) == (2, "")
+    assert err == (f"nvcre setup init: replacing the CRDs {THIS} installed to {THIS} under a running engine: ctl-dev holds the "
+                   f"engine Lease in nvcre-system (nvcre {NVCRE_VERSION}, another build of this version): {CHECKS}; {STOP}\n"), err
+    assert all(a["nvcre.nvidia.com/schema-hash"] == "0123456789abcdef" for a in await _annotations(admin))  # nothing applied

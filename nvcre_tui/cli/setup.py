@@ -1,8 +1,9 @@
 """`nvcre setup ...`: what a cluster needs before nvcre runs there.
 
 `crds` prints our CustomResourceDefinitions; `init` applies them with the namespace, the engine's
-ServiceAccount and RBAC (server-side apply, field manager `nvcre`); `status` tells what is installed and
-what nvcre relies on; `reset` removes what init made.
+ServiceAccount and RBAC (server-side apply, field manager `nvcre`); `controller` the Deployment running `nvcre controller`
+(engine/kube/deployment.py); `status` tells what is installed and what nvcre relies on; `reset` removes what init and
+controller made.
 """
 
 from __future__ import annotations
@@ -76,6 +77,21 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_kube_arguments(init, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     init.set_defaults(func=init_command)
 
+    controller = commands.add_parser(
+        "controller", help="print or apply the Deployment running `nvcre controller` in the install namespace",
+        description="Server-side apply (field manager nvcre) of the nvcre-engine Deployment in the install namespace: one "
+                    "replica (the nvcre-engine Lease elects the one engine), the engine's ServiceAccount, metrics on the "
+                    "port named metrics, a liveness probe on /healthz, non-root with a read-only root filesystem. "
+                    "Run `setup init` first; `setup reset` deletes it.")
+    controller.add_argument("--image", metavar="IMAGE",  # required: said by check_image, in the words of a bad one
+                            help="(required) an image with this package installed and ENTRYPOINT nvcre (the repository's Dockerfile)")
+    controller.add_argument("--dry-run", action="store_true",
+                            help="print the Deployment, validated by a server-side dry run; nothing applied")
+    controller.add_argument("-o", "--output", choices=("yaml",), default=None,
+                            help="only print the Deployment as YAML, reading no cluster (for kubectl apply or GitOps)")
+    add_kube_arguments(controller, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
+    controller.set_defaults(func=controller_command)
+
     status = commands.add_parser(
         "status", help="what is installed: CRDs, RBAC, engine lease, Kubeflow Trainer, GPU Operator, DCGM",
         description="Exit 0 when nvcre's part is installed and current, 1 when not.")
@@ -85,8 +101,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     reset = commands.add_parser(
         "reset", help="remove what init made (the CRDs, and with them every Certification)",
-        description="Delete the CRDs (which deletes every Certification, Workflow, Job and WorkloadRun), "
-                    "the engine's RBAC and ServiceAccount, and the install namespace.")
+        description="Delete the controller's Deployment (setup controller), the CRDs (which deletes every Certification, "
+                    "Workflow, Job and WorkloadRun), the engine's RBAC and ServiceAccount, and the install namespace.")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     reset.add_argument("--force", action="store_true", help="even while certifications are still running or an engine holds the lease")
     reset.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
@@ -454,6 +470,46 @@ async def wait_served(store: KubeStore, clock: Clock, crds: list[dict[str, Any]]
         await clock.sleep(poll)
 
 
+# ----- controller -------------------------------------------------------------------------------------
+
+
+def controller_command(args: argparse.Namespace) -> int:
+    """Print (-o yaml), dry-run or apply the controller's Deployment; its flags checked before any cluster is read."""
+    from nvcre_tui.engine.kube.deployment import check_image, controller_deployment
+
+    deployment = controller_deployment(check_image(args.image), _namespace(args))
+    if args.output == "yaml":
+        print(to_yaml([deployment]), end="")
+        return EXIT_OK
+    return asyncio.run(_on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args)))
+
+
+async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Namespace) -> int:
+    """Server-side apply (or its dry run) of the Deployment into an install namespace; one line and exit 2 where
+    nvcre is not installed there (its ServiceAccount would be missing: the pods would never be created)."""
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER
+    from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces, require_install
+    from nvcre_tui.engine.store.protocol import DEPLOYMENT
+
+    namespace = deployment["metadata"]["namespace"]
+    if (why := await require_install(store, namespace)) is not None:
+        raise InputError(f"nvcre setup controller: {why[0]} (nothing applied)")
+    installs = await install_namespaces(store)
+    if installs is not None and namespace not in installs:  # a namespace, but not one setup init installed into
+        where = f"pass {INSTALL_FLAG} {installs[0]}" if installs else f"run `nvcre setup init {INSTALL_FLAG} {namespace}` first"
+        raise InputError(f"nvcre setup controller: nvcre is not installed in namespace {namespace} (no engine ServiceAccount "
+                         f"there); {where} (nothing applied)")
+    await store.apply(DEPLOYMENT, deployment, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
+    if args.dry_run:
+        _say(f"{resource_ref(deployment)} serverside-applied (server dry run)")
+        print(to_yaml([deployment]), end="")
+        return EXIT_OK
+    print(f"{resource_ref(deployment)} serverside-applied")
+    print(f"nvcre controller runs from {args.image} in namespace {namespace} (one replica: the nvcre-engine Lease elects "
+          f"the engine); its pod is made by the cluster's controller-manager: kubectl -n {namespace} get pods")
+    return EXIT_OK
+
+
 # ----- status -----------------------------------------------------------------------------------------
 
 
@@ -499,10 +555,8 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     and last the namespace."""
     from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects, install_parts, made_by_init
     from nvcre_tui.engine.kube.leftovers import delete_leftovers, delete_own_events, deleted_lines
-    from nvcre_tui.engine.lease import LEASE_NAME
-    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, kind_of
+    from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
 
     namespace = _namespace(args)
     refusal, running = await reset_refusal(store, clock, namespace, force=args.force)
@@ -532,10 +586,9 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     if keep:
         objects = [obj for obj in objects if obj["kind"] != NAMESPACE.kind]
-    # What the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
+    # What `setup controller`, the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
     # waits for kube-controller-manager to empty it, which a bare API server does not have.
-    made: list[dict[str, Any]] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
+    made = await _made_in(store, namespace)
     registered, strangers = await _simulated_nodes(store)
     # before the CRDs take every certification along, and before a Lease or a Node goes: nothing half-deleted
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}} for node in registered]
@@ -594,6 +647,27 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     return max(code, await _finalize_empty_namespace(store, clock, namespace, wait))
 
 
+async def _made_in(store: KubeStore, namespace: str) -> list[Obj]:
+    """What nvcre made in the install namespace beside init's objects, in the order reset deletes them: `setup
+    controller`'s Deployment first (its engine would take a Lease deleted before it again), the engine's Lease, the
+    simulated fleet's ConfigMap. The Deployment only when it is there: a user who may reset an install without one need
+    not be allowed to read or delete Deployments (one who may not read them leaves it to the namespace's deletion)."""
+    from nvcre_tui.engine.kube.install import ENGINE_NAME
+    from nvcre_tui.engine.lease import LEASE_NAME
+    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
+    from nvcre_tui.engine.store.errors import Forbidden, NotFound
+    from nvcre_tui.engine.store.protocol import CONFIGMAP, DEPLOYMENT, LEASE
+
+    made = [(LEASE, LEASE_NAME), (CONFIGMAP, FLEET_CONFIGMAP)]
+    try:
+        await store.get(DEPLOYMENT, ENGINE_NAME, namespace)
+        made.insert(0, (DEPLOYMENT, ENGINE_NAME))
+    except (NotFound, Forbidden):
+        pass
+    return [{"apiVersion": kind.api_version, "kind": kind.kind, "metadata": {"name": name, "namespace": namespace}}
+            for kind, name in made]
+
+
 async def _complete_collector_deletions(store: KubeStore) -> None:
     """nvcre objects a foreground or orphan deletion left to a garbage collector (engine/kube/held.py): the CRDs'
     deletion waits for them, and an API server alone never removes them; deleted again in the background, they go."""
@@ -625,10 +699,8 @@ async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Name
     made it, else nvcre's label), and its engine leaves the cluster-wide bindings."""
     from nvcre_tui.engine.kube.access import allowed
     from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
-    from nvcre_tui.engine.lease import LEASE_NAME
-    from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP
     from nvcre_tui.engine.store.errors import NotFound
-    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING, LEASE, NAMESPACE, kind_of
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE_BINDING, NAMESPACE, kind_of
 
     elsewhere = ", ".join(others)
     if not args.yes and not _confirm(
@@ -639,8 +711,7 @@ async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Name
         return EXIT_FAILED
     objects = [obj for obj in install_objects(namespace, simulator=True)
                if kind_of(obj).namespaced or (obj["kind"] == NAMESPACE.kind and existing is not None and not keep)]
-    made: list[Obj] = [{"apiVersion": LEASE.api_version, "kind": LEASE.kind, "metadata": {"name": LEASE_NAME, "namespace": namespace}},
-                       {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": FLEET_CONFIGMAP, "namespace": namespace}}]
+    made = await _made_in(store, namespace)
     bindings = [obj["metadata"]["name"] for obj in install_objects(namespace, simulator=True) if obj["kind"] == CLUSTER_ROLE_BINDING.kind]
     refused = await _may_not_delete(store, [*made, *objects])
     refused = refused and f"delete {refused}"

@@ -68,6 +68,7 @@ PULL_SECRET_INFIX = "-registry-"
 # -- Kubernetes ----------------------------------------------------------------------------------------------
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_PART_OF = "app.kubernetes.io/part-of"  # `nvcre` on what `setup init` installs and on the engine's Lease
+LABEL_APP_NAME = "app.kubernetes.io/name"  # `nvcre-engine` on the pods of `setup controller`'s Deployment: its selector
 # The Job controller's index of an Indexed Job's pod: a label (Kubernetes 1.28+) and an annotation.
 KEY_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 # What a Deployment of another project (the Kubeflow Trainer, the GPU Operator) says its release is, first found wins.

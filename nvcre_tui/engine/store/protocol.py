@@ -89,6 +89,7 @@ ROLE = ResourceKind(RBAC_GROUP, "v1", "Role", "roles")
 ROLE_BINDING = ResourceKind(RBAC_GROUP, "v1", "RoleBinding", "rolebindings")
 CRD = ResourceKind(APIEXTENSIONS_GROUP, "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False)
 BATCH_JOB = ResourceKind("batch", "v1", "Job", "jobs")  # not nvcre's JOB: same kind name, other group
+DEPLOYMENT = ResourceKind("apps", "v1", "Deployment", "deployments")  # `setup controller`'s engine (written by setup only)
 # NVSentinel's (read-only for the engine; optional: a cluster without its CRD has no NVSentinel).
 VALIDATION_REQUEST = ResourceKind("nvsentinel.nvidia.com", "v1alpha1", "ValidationRequest", "validationrequests", namespaced=False)
 # Asking the API server what this identity may do (engine/kube/access.py): created only, never stored.
@@ -97,7 +98,7 @@ ACCESS_REVIEW = ResourceKind("authorization.k8s.io", "v1", "SelfSubjectAccessRev
 KNOWN_KINDS: tuple[ResourceKind, ...] = (
     CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, NODE, CONFIGMAP, EVENT, POD, LEASE,
     NAMESPACE, SERVICE_ACCOUNT, SERVICE, SECRET, CLUSTER_ROLE, CLUSTER_ROLE_BINDING, ROLE, ROLE_BINDING, CRD, BATCH_JOB,
-    VALIDATION_REQUEST,
+    DEPLOYMENT, VALIDATION_REQUEST,
 )
 # (apiVersion, kind) -> kind; keyed by object so that kind_of looks up whatever an object holds there (a non-string finds nothing)
 _BY_TYPE: dict[tuple[object, object], ResourceKind] = {(k.api_version, k.kind): k for k in KNOWN_KINDS}

@@ -1,0 +1,208 @@
+"""`nvcre setup controller`: the Deployment that runs `nvcre controller` in the install namespace, printed, dry-run and
+applied over real HTTP against the API-server emulator (which stores apps/v1 Deployments and runs no controller-manager:
+no pod comes of it, as on an API server alone), and removed by `setup reset`."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.kube.config import load_target
+from nvcre_tui.engine.kube.deployment import controller_deployment
+from nvcre_tui.engine.kube.install import FIELD_MANAGER
+from nvcre_tui.engine.store import NotFound
+from nvcre_tui.engine.store.kube import KubeStore
+from nvcre_tui.engine.store.protocol import DEPLOYMENT
+from tests.kubeapi import ApiServer
+
+NS = "nvcre-system"
+IMAGE = "registry.example.com/nvcre:0.1.0"
+
+
+@pytest.fixture(autouse=True)
+def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    api = ApiServer()
+    await api.start()
+    try:
+        yield api
+    finally:
+        await api.stop()
+
+
+@pytest.fixture
+def kubeconfig(server: ApiServer, tmp_path: Path) -> str:
+    return str(server.write_kubeconfig(tmp_path / "kubeconfig", namespace="default", context="emulator"))
+
+
+@pytest.fixture
+async def admin(kubeconfig: str) -> AsyncIterator[KubeStore]:
+    store = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent="test-admin")
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def nvcre(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    def shell() -> int:
+        try:
+            return main(list(argv))
+        except SystemExit as exit_:
+            return int(exit_.code or 0)
+
+    code = await asyncio.to_thread(shell)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+async def deployments(admin: KubeStore) -> list[dict]:
+    return (await admin.list(DEPLOYMENT, None)).items
+
+
+def test_the_deployment_runs_one_engine_as_its_service_account_non_root_and_without_a_gpu() -> None:
+    deployment = controller_deployment(IMAGE, "gpu-cert")
+    assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"], deployment["spec"]["replicas"]) == (
+        ENGINE_NAME, "gpu-cert", 1)
+    pod = deployment["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    assert pod["serviceAccountName"] == ENGINE_NAME and pod["securityContext"]["runAsNonRoot"] is True
+    assert deployment["spec"]["selector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    assert container["image"] == IMAGE and container["args"][:3] == ["controller", "--install-namespace", "gpu-cert"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert [port["name"] for port in container["ports"]] == ["metrics"]
+    assert "nvidia.com/gpu" not in yaml.safe_dump(container["resources"]) and container["resources"]["requests"]
+    # every place it may write (HOME, XDG_STATE_HOME) is the emptyDir, the only writable path
+    env = {entry["name"]: entry.get("value") for entry in container["env"]}
+    [mount] = container["volumeMounts"]
+    [volume] = pod["volumes"]
+    assert volume == {"name": mount["name"], "emptyDir": {}} and env["HOME"] == env["XDG_STATE_HOME"] == mount["mountPath"]
+    assert "POD_NAME" in env  # the Lease holder's identity
+
+
+async def test_output_yaml_prints_it_without_a_cluster(capsys) -> None:
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--install-namespace", "gpu-cert", "-o", "yaml")
+    assert (code, err) == (0, "")
+    assert list(yaml.safe_load_all(out)) == [controller_deployment(IMAGE, "gpu-cert")]
+
+
+async def test_dry_run_is_accepted_by_the_server_and_creates_nothing(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    server.clear_requests()
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--dry-run", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert err.strip() == f"deployment.apps/{ENGINE_NAME} serverside-applied (server dry run)"
+    assert list(yaml.safe_load_all(out)) == [controller_deployment(IMAGE, NS)]
+    asked = server.requests_where(resource="deployments")
+    assert asked and all(r.verb == "patch" and r.query.get("dryRun") == "All" for r in asked)
+    assert await deployments(admin) == []
+
+
+async def test_applied_twice_changes_nothing(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, ""), err
+    assert out.splitlines()[0] == f"deployment.apps/{ENGINE_NAME} serverside-applied"
+    first = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    assert [entry["manager"] for entry in first["metadata"]["managedFields"]] == [FIELD_MANAGER]
+    assert first["spec"]["template"]["spec"]["containers"][0]["image"] == IMAGE
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    again = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    assert again["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    writes = [r for r in server.requests_where(resource="deployments") if r.verb == "patch"]
+    assert all(r.content_type == "application/apply-patch+yaml" and r.query.get("fieldManager") == FIELD_MANAGER
+               for r in writes)
+
+
+async def test_another_install_namespace(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig, "--install-namespace", "gpu-cert"))[0] == 0
+    code, _, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--install-namespace", "gpu-cert",
+                               "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    stored = await admin.get(DEPLOYMENT, ENGINE_NAME, "gpu-cert")
+    assert stored["spec"]["template"]["spec"]["containers"][0]["args"][:3] == ["controller", "--install-namespace", "gpu-cert"]
+
+
+async def test_reset_removes_it_before_the_lease(server, kubeconfig, admin, capsys) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert out.splitlines()[0] == f"deployment.apps/{ENGINE_NAME} deleted"  # first: its engine would take a new Lease
+    with pytest.raises(NotFound):
+        await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--image", ""], "--image"),
+    (["--image", "registry.example.com/nvcre 0.1.0"], "--image"),
+    (["--image", "   "], "--image"),
+    (["--image", IMAGE, "--install-namespace", "Not_A_Namespace"], "--install-namespace"),
+    ([], "--image"),
+])
+async def test_bad_flags_are_one_line_exit_2_and_nothing_created(server, kubeconfig, admin, capsys, argv, says) -> None:
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    server.clear_requests()
+    code, out, err = await nvcre(capsys, "setup", "controller", *argv, "--kubeconfig", kubeconfig)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
+    assert "Traceback" not in err
+    assert server.requests_where(resource="deployments") == [] and await deployments(admin) == []
+
+
+@pytest.mark.parametrize("namespace, says", [
+    (NS, f"nvcre is not installed in namespace {NS} (no such namespace)"),
+    ("default", "nvcre is not installed in namespace default (no engine ServiceAccount there); run `nvcre setup init"),
+])
+async def test_where_nvcre_is_not_installed_nothing_is_applied(server, kubeconfig, admin, capsys, namespace, says) -> None:
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--install-namespace", namespace,
+                                 "--kubeconfig", kubeconfig)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and says in err and "(nothing applied)" in err, err
+    assert server.requests_where(resource="deployments") == [] and await deployments(admin) == []
+
+
+async def test_reset_by_a_user_who_may_not_delete_the_deployment_deletes_nothing(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """The Deployment is asked of RBAC with the rest, first: a user who reads it but may not delete it deletes nothing
+    (the CRDs took every certification, then its engine took the Lease again); without one, the same user resets it."""
+    from nvcre_tui.engine.kube.install import install_objects
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING, kind_of
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    rules = [{"apiGroups": ["apiextensions.k8s.io", "nvcre.nvidia.com", "coordination.k8s.io", "rbac.authorization.k8s.io", ""],
+              "resources": ["*"], "verbs": ["*"]},
+             {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                                      "metadata": {"name": "ops"}, "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", ops)
+    assert (code, out) == (2, ""), out + err
+    assert err == (f"nvcre setup reset: this user may not delete Deployment {ENGINE_NAME} in namespace {NS} (RBAC); setup "
+                   "reset needs a cluster admin (nothing deleted)\n"), err
+    assert len(await deployments(admin)) == 1
+    for obj in install_objects(NS):  # nothing deleted
+        await admin.get(kind_of(obj), obj["metadata"]["name"], obj["metadata"].get("namespace"))
+    await admin.delete(DEPLOYMENT, ENGINE_NAME, NS)
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", ops)
+    # (the namespace then waits: this user may not read every kind it could hold, to finalize it)
+    assert "may not delete" not in err and "customresourcedefinition.apiextensions.k8s.io/certifications.nvcre.nvidia.com deleted" in out

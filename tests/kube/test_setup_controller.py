@@ -206,3 +206,47 @@ async def test_reset_by_a_user_who_may_not_delete_the_deployment_deletes_nothing
     code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", ops)
     # (the namespace then waits: this user may not read every kind it could hold, to finalize it)
     assert "may not delete" not in err and "customresourcedefinition.apiextensions.k8s.io/certifications.nvcre.nvidia.com deleted" in out
+
+
+async def test_its_pod_runs_the_engine_as_the_service_account_and_answers_the_liveness_probe(
+        server, kubeconfig, admin, tmp_path, monkeypatch, capsys) -> None:
+    """What the kubelet would run from the applied Deployment (an API server alone runs no pod): the image's ENTRYPOINT
+    `nvcre` with the container's args and env, as ServiceAccount nvcre-engine; it holds the Lease as $POD_NAME and its
+    /healthz answers on the port the probe names. (The metrics port is swapped for a free one.)"""
+    import socket
+    import urllib.request
+
+    from nvcre_tui.engine.lease import EngineLease
+    from nvcre_tui.engine.store.protocol import LEASE
+    from tests.kube.cluster import take_lease, until
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    [container] = (await admin.get(DEPLOYMENT, ENGINE_NAME, NS))["spec"]["template"]["spec"]["containers"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    args = [str(port) if arg == str(container["ports"][0]["containerPort"]) else arg for arg in container["args"]]
+    for entry in container["env"]:
+        monkeypatch.setenv(entry["name"], "nvcre-engine-7d9f-abcde" if "valueFrom" in entry else str(tmp_path))
+    engine = str(server.write_kubeconfig(tmp_path / "engine", token=server.service_account_token(NS, ENGINE_NAME)))
+    running = asyncio.create_task(nvcre(capsys, *args, "--kubeconfig", engine))
+    try:
+        async def held() -> bool:
+            try:
+                return (await admin.get(LEASE, EngineLease.NAME, NS))["spec"].get("holderIdentity") == "nvcre-engine-7d9f-abcde"
+            except NotFound:
+                return False
+
+        await until(held)
+
+        def healthz() -> int:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{container['livenessProbe']['httpGet']['path']}", timeout=5) as answer:
+                return int(answer.status)
+
+        assert await asyncio.to_thread(healthz) == 200
+    finally:
+        await take_lease(admin, NS, "someone-else")  # it stops on losing the Lease (exit 1, the Deployment restarts it)
+        code, _, err = await asyncio.wait_for(running, 10)
+    assert code == 1 and "Traceback" not in err, err
+    assert not [r for r in server.requests if r.status == 403 and r.user.startswith("system:serviceaccount")]

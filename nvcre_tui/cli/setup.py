@@ -85,10 +85,11 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                     "Run `setup init` first; `setup reset` deletes it.")
     controller.add_argument("--image", metavar="IMAGE",  # required: said by check_image, in the words of a bad one
                             help="(required) an image with this package installed and ENTRYPOINT nvcre (the repository's Dockerfile)")
-    controller.add_argument("--dry-run", action="store_true",
-                            help="print the Deployment, validated by a server-side dry run; nothing applied")
-    controller.add_argument("-o", "--output", choices=("yaml",), default=None,
-                            help="only print the Deployment as YAML, reading no cluster (for kubectl apply or GitOps)")
+    shown = controller.add_mutually_exclusive_group()  # -o yaml reads no cluster: a dry run beside it would validate nothing
+    shown.add_argument("--dry-run", action="store_true",
+                       help="print the Deployment, validated by a server-side dry run; nothing applied")
+    shown.add_argument("-o", "--output", choices=("yaml",), default=None,
+                       help="only print the Deployment as YAML, reading no cluster (for kubectl apply or GitOps)")
     add_kube_arguments(controller, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     controller.set_defaults(func=controller_command)
 

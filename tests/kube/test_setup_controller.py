@@ -156,6 +156,7 @@ async def test_reset_removes_it_before_the_lease(server, kubeconfig, admin, caps
     (["--image", "   "], "--image"),
     (["--image", IMAGE, "--install-namespace", "Not_A_Namespace"], "--install-namespace"),
     ([], "--image"),
+    (["--image", IMAGE, "--dry-run", "-o", "yaml"], "not allowed with"),
 ])
 async def test_bad_flags_are_one_line_exit_2_and_nothing_created(server, kubeconfig, admin, capsys, argv, says) -> None:
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
@@ -250,3 +251,21 @@ async def test_its_pod_runs_the_engine_as_the_service_account_and_answers_the_li
         code, _, err = await asyncio.wait_for(running, 10)
     assert code == 1 and "Traceback" not in err, err
     assert not [r for r in server.requests if r.status == 403 and r.user.startswith("system:serviceaccount")]
+
+
+async def test_a_user_who_may_not_apply_deployments_gets_one_line(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                                      "metadata": {"name": "ops"},
+                                      "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}]})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "ops"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "ops"},
+        "subjects": [{"kind": "User", "name": "ops", "apiGroup": "rbac.authorization.k8s.io"}]})
+    ops = str(server.write_kubeconfig(tmp_path / "kubeconfig-ops", token=server.add_token("ops-token", "ops")))
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", ops)
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("nvcre setup controller: ") and "deployments" in err and "forbidden" in err, err
+    assert await deployments(admin) == []

@@ -245,3 +245,49 @@ async def test_a_look_the_server_answers_unauthorized_once_is_tried_again(server
         assert stopped(session.engine_stopped)
     finally:
         await session.close()
+
+
+async def test_a_lease_lost_while_the_key_in_hand_is_written_still_waits_for_its_schema(server, kubeconfig, admin, capsys,
+                                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's engine stopped on CRDs another nvcre re-stamped, and lost its Lease while its last reconcile still
+    wrote (a renewal refused: another took it): losing it cancelled the guard before it began to wait for this version's
+    schema, so the session stayed a viewer for good, `setup init` of its version notwithstanding, its header saying
+    "lost the engine lease" rather than why it runs no engine."""
+    from nvcre_tui.engine.kube.session import SCHEMA_RESTORED
+    from nvcre_tui.engine.lease import format_micro_time
+
+    monkeypatch.setattr(EngineLease.__init__, "__defaults__", (1.5, None))  # a 1.5 s Lease: renewed every 0.5 s
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        engine = session.engine
+        assert engine is not None and session.lease is not None
+        engine.reconciling = True  # a reconcile in flight: the guard waits for it, the Lease still held
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def stopped_engine() -> bool:
+            return session.engine is None
+
+        await until(stopped_engine)
+        lease = await admin.get(LEASE, EngineLease.NAME, "nvcre-system")  # another engine takes it meanwhile
+        lease["spec"] = {**lease["spec"], "holderIdentity": "ctl-new", "leaseDurationSeconds": 3600,
+                         "renewTime": format_micro_time(SystemClock().now())}
+        await admin.update(LEASE, lease)
+
+        async def lost() -> bool:
+            return session.lease is None
+
+        await until(lost)
+        engine.reconciling = False
+        assert session.viewer_reason == f"viewer: {session.engine_stopped}" and stopped(session.engine_stopped)
+        assert (await nvcre(capsys, "setup", "init", "--force", "--kubeconfig", kubeconfig))[0] == 0
+        await EngineLease(admin, SystemClock(), "nvcre-system", "ctl-new").release()
+
+        async def took_it() -> bool:
+            return await session.take_over()
+
+        await until(took_it)
+        assert session.engine is not None and session.engine_stopped is None
+        assert session.notices.count(SCHEMA_RESTORED) == 1
+    finally:
+        await session.close()

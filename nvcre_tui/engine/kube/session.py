@@ -430,13 +430,20 @@ class KubeSession:
         return self.engine
 
     async def _lost(self) -> None:
-        """Another engine took the Lease (we could not renew in time): stop reconciling at once."""
+        """Another engine took the Lease (we could not renew in time): stop reconciling at once. Lost while `guard_schema`
+        stopped the engine (the CRDs another nvcre's), it waits for this version's schema as the guard would have: the
+        guard, cancelled here, never got to, and the session stayed a viewer for good."""
         if self._guarding is not None:
             self._guarding.cancel()
             self._guarding = None
         if self.engine is not None:
             await self.engine.stop()
-        self.engine, self.lease = None, None
+        lease, self.engine, self.lease = self.lease, None, None
+        if self.engine_stopped is not None:  # the guard was stopping it: the header keeps why it runs no engine
+            self.viewer_reason = f"viewer: {self.engine_stopped}"
+            if lease is not None:
+                self._await_schema(lease)
+            return
         self.viewer_reason = "viewer: lost the engine lease"
 
     async def holder(self) -> LeaseHolder | None:

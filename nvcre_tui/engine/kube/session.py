@@ -140,6 +140,7 @@ class KubeSession:
     _guarding: asyncio.Task[str | None] | None = field(default=None, repr=False)  # guard_schema, while this session holds the Lease
     _awaiting: asyncio.Task[None] | None = field(default=None, repr=False)  # _await_schema, while its CRDs are another nvcre's
     _candidate: EngineLease | None = field(default=None, repr=False)  # the Lease this session would run an engine under
+    _stopped_engine: Engine | None = field(default=None, repr=False)  # the last engine stopped (its key in hand may still be written)
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
     _nodes_registered: bool = field(default=False, repr=False)  # --sim-runner: the fleet's Nodes, by this process
@@ -336,6 +337,7 @@ class KubeSession:
         candidate, self._candidate, self._viewing = self._candidate, None, None  # not while the schema is another's
         engine, self.engine = self.engine, None
         if engine is not None:
+            self._stopped_engine = engine
             await engine.stop()
             # The key in hand is written whole before the Lease goes back: the next engine must not meet its last writes.
             # The Lease is renewed meanwhile (a Lease left to lapse is another's after its duration, 15 s, while it writes).
@@ -357,13 +359,18 @@ class KubeSession:
 
     async def take_over(self) -> bool:
         """A session that would run the engine but does not (another held the Lease, or this one lost it) takes the
-        Lease once it is free; True when this session runs the engine now. A viewer by choice never does."""
+        Lease once it is free, and once the engine it last stopped has written its key in hand; True when this session
+        runs the engine now. A viewer by choice never does."""
         if self.engine is not None:
             return True
         lease = self._candidate
         if lease is None:
             await self.refresh_viewer()  # a viewer by necessity (RBAC) still says who holds the Lease now
             return False
+        if self._stopped_engine is not None:  # its last object still written: a new engine over the cache would write beside it
+            if self._stopped_engine.reconciling:
+                return False
+            self._stopped_engine = None  # done: let it go
         try:
             if (played := await self._fleet_in_play()) is not None:
                 self.viewer_reason = f"viewer: {played}"
@@ -437,6 +444,7 @@ class KubeSession:
             self._guarding.cancel()
             self._guarding = None
         if self.engine is not None:
+            self._stopped_engine = self.engine
             await self.engine.stop()
         lease, self.engine, self.lease = self.lease, None, None
         if self.engine_stopped is not None:  # the guard was stopping it: the header keeps why it runs no engine

@@ -291,3 +291,30 @@ async def test_a_lease_lost_while_the_key_in_hand_is_written_still_waits_for_its
         assert session.notices.count(SCHEMA_RESTORED) == 1
     finally:
         await session.close()
+
+
+async def test_crds_deleted_under_a_stopped_engine_are_not_taken_for_this_versions_schema(server, kubeconfig, admin, capsys) -> None:
+    """A console whose engine stopped on CRDs another nvcre re-stamped waits for `setup init` of its version. Once the
+    CRDs were deleted (`setup reset`), no CRD carrying another schema read as its own: it said "the nvcre CRDs now carry
+    this nvcre's schema (`nvcre setup init` of this version ran)", which nothing ran, and took the Lease to run an
+    engine over CRDs that are not there."""
+    from nvcre_tui.engine.kube.install import install_crds
+    from nvcre_tui.engine.kube.session import SCHEMA_RESTORED
+    from nvcre_tui.engine.store.protocol import CRD
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    try:
+        await _stamp(admin, generation=NEWER, version="9.9.0")
+
+        async def stopped_engine() -> bool:
+            return session.engine is None and session.lease is None
+
+        await until(stopped_engine)
+        for crd in install_crds():
+            await admin.delete(CRD, crd["metadata"]["name"])
+        await asyncio.sleep(1.0)  # ten looks at the CRDs
+        assert SCHEMA_RESTORED not in session.notices
+        assert not await session.take_over() and session.engine is None and not await _holder(admin)
+    finally:
+        await session.close()

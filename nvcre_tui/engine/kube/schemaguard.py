@@ -29,13 +29,17 @@ SCHEMA_CHECK_SECONDS = 10.0
 async def installed_crds(store: ResourceStore) -> InstalledSchema | None:
     """What our CRDs on the cluster say of the nvcre that installed them (`installed_schema`; absent ones passed over).
     Forbidden and other store errors are the caller's."""
+    return installed_schema(await _stored_crds(store))
+
+
+async def _stored_crds(store: ResourceStore) -> list[dict[str, Any]]:
     stored: list[dict[str, Any]] = []
     for wanted in install_crds():
         try:
             stored.append(await store.get(CRD, wanted["metadata"]["name"]))
         except NotFound:
             continue
-    return installed_schema(stored)
+    return stored
 
 
 def stopped_for(installed: InstalledSchema) -> str:
@@ -45,18 +49,22 @@ def stopped_for(installed: InstalledSchema) -> str:
 
 async def _look_until(store: ResourceStore, clock: Clock, *, ours: bool) -> tuple[bool, InstalledSchema | None]:
     """Look at the CRDs every SCHEMA_CHECK_SECONDS until they carry (`ours`) or no longer carry this engine's schema (none
-    stamped counts as ours, as at an engine's start): (True, what they say). (False, None) at once when they may not be
-    read; a look that fails otherwise (the API server away, a 401 while a token rotates) is tried again at the next."""
+    stamped counts as ours, as at an engine's start, but none there at all is not yet ours: `setup reset` deleted them,
+    and no `setup init` of this version ran): (True, what they say). (False, None) at once when they may not be read; a
+    look that fails otherwise (the API server away, a 401 while a token rotates) is tried again at the next."""
     while True:
         await clock.sleep(SCHEMA_CHECK_SECONDS)
         try:
-            installed = await installed_crds(store)
+            stored = await _stored_crds(store)
         except Unauthorized:  # a Forbidden to the store, but no RBAC word: a token rotated, a webhook's hiccup
             continue
         except Forbidden:
             return False, None
         except StoreError:
             continue
+        if ours and not stored:
+            continue
+        installed = installed_schema(stored)
         if (installed is None or installed.order == "same") == ours:
             return True, installed
 

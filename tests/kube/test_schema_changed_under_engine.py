@@ -318,3 +318,27 @@ async def test_crds_deleted_under_a_stopped_engine_are_not_taken_for_this_versio
         assert not await session.take_over() and session.engine is None and not await _holder(admin)
     finally:
         await session.close()
+
+
+async def test_a_session_closed_while_its_stopped_engine_loses_the_lease_leaves_no_schema_wait_running(
+        server, kubeconfig, admin, capsys) -> None:
+    """close() cancelled the tasks it saw when it began: a wait for this version's schema started meanwhile (the Lease
+    lost while close waited for the guard, or the guard's cancellation swallowed while it awaited the Lease's renewals)
+    went on reading the CRDs over closed connections for good."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    session = await KubeSession.open(await load_target(kubeconfig), default_catalog(), history=None)
+    engine = session.engine
+    assert engine is not None
+    engine.reconciling = True  # the guard waits for the key in hand, the Lease still held
+    await _stamp(admin, generation=NEWER, version="9.9.0")
+
+    async def stopped_engine() -> bool:
+        return session.engine is None
+
+    await until(stopped_engine)
+    closing = asyncio.create_task(session.close())
+    await asyncio.sleep(0)  # close() cancels the guard and waits for it
+    await session._lost()  # what the Lease's renewal says meanwhile, once it finds the Lease another's
+    await closing
+    awaiting = session._awaiting
+    assert awaiting is None or awaiting.done(), awaiting

@@ -144,6 +144,7 @@ class KubeSession:
     _viewing: tuple[EngineLease, str] | None = field(default=None, repr=False)  # (Lease, "viewer: ... {}") a viewer says
     _metrics: Metrics | None = field(default=None, repr=False)
     _nodes_registered: bool = field(default=False, repr=False)  # --sim-runner: the fleet's Nodes, by this process
+    _closing: bool = field(default=False, repr=False)  # close() began: no wait for the schema is begun any more
 
     @property
     def cluster(self) -> str:
@@ -303,6 +304,8 @@ class KubeSession:
         self._candidate = None
         if self._awaiting is not None:
             self._awaiting.cancel()
+        if self._closing:
+            return
         self._awaiting = asyncio.create_task(self._schema_restored(lease), name="schema-restored")
 
     async def _schema_restored(self, lease: EngineLease) -> None:
@@ -487,8 +490,12 @@ class KubeSession:
                 "certification would get made-up measurements; stop it first, or pass --sim-runner")
 
     async def close(self) -> None:
-        """Stop reconciling, give the Lease up, end the watches and close the connections."""
-        for task in (self._guarding, self._holding, self._awaiting):
+        """Stop reconciling, give the Lease up, end the watches and close the connections. Each task read when its turn
+        comes, and no wait for the schema begun from then on: the Lease lost while the guard was cancelled began one,
+        which went on reading the CRDs over closed connections for good."""
+        self._closing = True
+        for name in ("_guarding", "_holding", "_awaiting"):
+            task = getattr(self, name)
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -1,7 +1,7 @@
 """The table `nvcre setup status` prints: one row (check, state, detail) per check of an `InstallStatus`.
 
-States are words a reader scans for: ok, missing, partial, outdated, newer, no install, changed, found, not found, not seen, unknown
-(a check the user may not read), and `-` where a check does not apply.
+States are words a reader scans for: ok, missing, partial, outdated, newer, no install, changed, found, not found, not seen,
+none, not ready, unknown (a check the user may not read), and `-` where a check does not apply.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
         "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
         "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
+        "controllerDeployment": _deployment_row(status),
     }
     unknown = dict(status.unknown)
     for check, source in DERIVED.items():  # a row read from another check's answer cannot tell more than it
@@ -102,7 +103,7 @@ def unreadable_summary(status: InstallStatus) -> str | None:
                  else "")
     return (f"this user may not read {len(unknown)} of {len(rows)} checks (their rows say unknown and name the permission "
             f"refused; it reads {', '.join(seen) or 'none'}){installed}. setup status reads cluster-wide (CRDs, Namespaces, "
-            "RBAC, Nodes, Services, Leases): a cluster admin (as setup init needs) sees every check")
+            "RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check")
 
 
 def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pending: list[str]) -> tuple[str, str]:
@@ -230,6 +231,20 @@ def _scheduler_row(renewed: bool, real_gpu_nodes: int, simulated: int = 0) -> tu
                                                                     else "no GPU nodes"))
     return ("scheduler", "not seen", f"no renewed Lease {lease}: unless a scheduler runs without leader election, "
             "pods stay unplaced (each run fails WorkloadNotStarted after its scheduling grace, no node blamed)")
+
+
+def _deployment_row(status: InstallStatus) -> tuple[str, str, str]:
+    """The in-cluster engine `nvcre setup controller --image IMG` applies (a Deployment in the install namespace), if any:
+    an engine may as well run elsewhere, so its absence is advice, never part of the install (the exit code)."""
+    from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
+
+    deployment = status.controller_deployment
+    if deployment is None:
+        return ("controller", "none", f"no Deployment {ENGINE_NAME} in {status.namespace}: run `nvcre controller` somewhere, "
+                "or `nvcre setup controller --image IMG`")
+    image = ", ".join(deployment.images) or "no image"
+    return ("controller", "ok" if deployment.ready else "not ready",
+            f"Deployment {ENGINE_NAME} ({image}): {deployment.ready}/{deployment.replicas} replicas ready")
 
 
 def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:

@@ -372,11 +372,11 @@ def test_setup_status_of_an_ordinary_user_says_in_one_line_what_it_could_not_rea
         assert "cannot read" in rows["nvcre CRDs"] and 'cannot get resource "customresourcedefinitions"' in rows["nvcre CRDs"]
         assert rows["kubelets"].split()[1] == "unknown" and 'cannot list resource "nodes"' in rows["kubelets"]
         assert err.splitlines() == [
-            "nvcre setup status: this user may not read 12 of 13 checks (their rows say unknown and name the permission refused; "
+            "nvcre setup status: this user may not read 13 of 14 checks (their rows say unknown and name the permission refused; "
             "it reads engine lease); so whether nvcre is installed is not known (exit 1). setup status reads cluster-wide (CRDs, "
-            "Namespaces, RBAC, Nodes, Services, Leases): a cluster admin (as setup init needs) sees every check"]
+            "Namespaces, RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check"]
         assert main(["setup", "status", "--kubeconfig", str(bob), "-o", "json"]) == 1
         out, err = capsys.readouterr()
-        assert json.loads(out)["installed"] is False and err.startswith("nvcre setup status: this user may not read 12 of 13")
+        assert json.loads(out)["installed"] is False and err.startswith("nvcre setup status: this user may not read 13 of 14")
         assert main(["setup", "status", "--kubeconfig", str(kubeconfig)]) == 0  # an admin reads every check: nothing to say
         assert capsys.readouterr().err == ""

@@ -269,3 +269,49 @@ async def test_a_user_who_may_not_apply_deployments_gets_one_line(server, kubeco
     assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
     assert err.startswith("nvcre setup controller: ") and "deployments" in err and "forbidden" in err, err
     assert await deployments(admin) == []
+
+
+def controller_row(out: str) -> str:
+    [row] = [line for line in out.splitlines() if line.startswith("controller ")]
+    return row
+
+
+async def test_status_has_a_row_for_it_outside_the_exit_code(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """`setup status` said nothing of the Deployment `setup controller` applies: none (with how to run an engine), its
+    image and ready replicas, or unknown naming the permission refused; never in the exit code (nvcre's own install)."""
+    import json
+
+    from nvcre_tui.engine.store.protocol import CLUSTER_ROLE, CLUSTER_ROLE_BINDING
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, ""), err
+    assert controller_row(out).split()[1] == "none", out
+    assert (f"no Deployment {ENGINE_NAME} in {NS}: run `nvcre controller` somewhere, or `nvcre setup controller --image IMG`"
+            in controller_row(out))
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    row = controller_row(out)  # no controller-manager in the emulator: no pod is ever ready
+    assert row.split()[1:3] == ["not", "ready"] and f"Deployment {ENGINE_NAME} ({IMAGE}): 0/1 replicas ready" in row, row
+    stored = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    await admin.patch_status(DEPLOYMENT, ENGINE_NAME, NS, {"replicas": 1, "readyReplicas": 1})
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert code == 0 and json.loads(out)["controllerDeployment"] == {"images": [IMAGE], "replicas": 1, "ready": 1}, out
+    assert stored["spec"]["replicas"] == 1
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert controller_row(out).split()[1] == "ok" and "1/1 replicas ready" in controller_row(out)
+    # a user who reads all of nvcre's install but not Deployments: unknown, the permission named, exit still 0
+    rules = [{"apiGroups": ["apiextensions.k8s.io", "nvcre.nvidia.com", "coordination.k8s.io", "rbac.authorization.k8s.io", ""],
+              "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                                      "metadata": {"name": "reader"}, "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "reader"},
+        "subjects": [{"kind": "User", "name": "reader", "apiGroup": "rbac.authorization.k8s.io"}]})
+    reader = str(server.write_kubeconfig(tmp_path / "kubeconfig-reader", token=server.add_token("reader-token", "reader")))
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", reader)
+    row = controller_row(out)
+    assert code == 0 and row.split()[1] == "unknown" and 'cannot get resource "deployments"' in row, out + err
+    assert "whether nvcre is installed is not known" not in err and "may not read 1 of 14 checks" in err, err

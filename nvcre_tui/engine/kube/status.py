@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.bodies import annotations_of, conditions_of, labels_of, node_status
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_INSTALLED_BY_VERSION, ANNOTATION_SCHEMA_GENERATION, ANNOTATION_SCHEMA_HASH, ENGINE_NAME, LABEL_GPU_PRESENT, LABEL_SIMULATED, RESOURCE_GPU, TRAINER_GROUP,
                                              VERSION_LABELS)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
@@ -22,9 +22,10 @@ from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
 from nvcre_tui.engine.store.errors import Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import CRD, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
+from nvcre_tui.engine.store.protocol import CRD, DEPLOYMENT, LEASE, NAMESPACE, NODE, SERVICE, ResourceStore, kind_of
 
-__all__ = ["CONTROLLER_NAMES", "SCHEDULER_LEASE", "CrdState", "crd_state", "ObjectState", "LeaseState", "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
+__all__ = ["CONTROLLER_NAMES", "SCHEDULER_LEASE", "CrdState", "crd_state", "ObjectState", "LeaseState", "DeploymentState",
+           "InstallStatus", "probe", "TRAINER_CRDS", "RESOURCE_GPU"]
 
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -90,6 +91,25 @@ class LeaseState:
     version: str | None = None  # the holder's nvcre version, as the Lease says it (None: not said, an older nvcre)
 
 
+@dataclass(frozen=True)
+class DeploymentState:
+    """The Deployment `setup controller` applies (nvcre-engine in the install namespace): its image(s) and pods."""
+
+    images: list[str]
+    replicas: int  # spec.replicas (wanted)
+    ready: int  # status.readyReplicas (no controller-manager: 0)
+
+
+def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
+    if deployment is None:
+        return None
+    spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    replicas = spec.get("replicas")
+    return DeploymentState([str(c.get("image")) for c in containers if c.get("image")],
+                           1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0))
+
+
 @dataclass
 class InstallStatus:
     namespace: str
@@ -128,6 +148,9 @@ class InstallStatus:
     namespace_holds_install: bool = True
     # Nodes labelled simulated that the simulator did not register (another client set the label): real Nodes to nvcre
     simulated_strangers: int = 0
+    # `setup controller`'s Deployment of `nvcre controller` (None: none; unreadable: in `unknown` as controllerDeployment).
+    # Not part of `installed`: the engine may as well run anywhere else (`nvcre controller`, a console).
+    controller_deployment: DeploymentState | None = None
 
     @property
     def installed(self) -> bool:
@@ -316,6 +339,7 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     scheduler = await _scheduler(store, clock, unknown)
+    deployment = await _read(unknown, "controllerDeployment", _get(store, DEPLOYMENT, ENGINE_NAME, namespace), None)
     from nvcre_tui.engine.kube.installs import install_namespaces, is_install
 
     installs = await install_namespaces(store)
@@ -326,4 +350,4 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          len(simulated),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
                          namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds),
-                         namespace_obj is None or is_install(namespace_obj), strangers)
+                         namespace_obj is None or is_install(namespace_obj), strangers, _deployment_state(deployment))

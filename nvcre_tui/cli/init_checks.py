@@ -63,11 +63,16 @@ def _version(engine: LiveEngine) -> str:
 
 
 def _fate(engine: LiveEngine) -> str:
+    from nvcre_tui.engine.kube.install import NVCRE_VERSION
     from nvcre_tui.engine.kube.schemaguard import SCHEMA_CHECK_SECONDS
 
     if engine.version:
+        # Another build of this very version already runs "this version's image": only an image of this build (its
+        # schema) starts on the new CRDs, and the version tag cannot tell the two apart.
+        image = ("an image of this build (its version tag, nvcre " + NVCRE_VERSION + ", is that other build's too: rebuild "
+                 "the image from this nvcre)") if engine.version == NVCRE_VERSION else "this version's image"
         return (f"it stops reconciling within {SCHEMA_CHECK_SECONDS:g}s of the change, gives the Lease back and stays stopped "
-                "(`nvcre controller` exits 2, its pod restarting into that refusal until it runs this version's image), "
+                f"(`nvcre controller` exits 2, its pod restarting into that refusal until it runs {image}), "
                 "writing with its old schema until then")
     return ("it never looks at the CRDs again (an nvcre from before engines said their version on the Lease) and goes on "
             "writing its objects with its old schema, which these prune or refuse, until it is stopped")

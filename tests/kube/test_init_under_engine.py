@@ -19,6 +19,9 @@ STOP = ("stop it first (its Deployment or `nvcre controller` process; a console 
         "`nvcre setup init`, then this version's engine; or `nvcre setup init --force` (nothing applied)")
 CHECKS = ("it stops reconciling within 10s of the change, gives the Lease back and stays stopped (`nvcre controller` exits 2, "
           "its pod restarting into that refusal until it runs this version's image), writing with its old schema until then")
+# That build already runs "this version's image" (its tag is this version's): only an image of this build starts.
+ANOTHER_BUILD = CHECKS.replace("until it runs this version's image", f"until it runs an image of this build (its version tag, "
+                               f"nvcre {NVCRE_VERSION}, is that other build's too: rebuild the image from this nvcre)")
 NEVER = ("it never looks at the CRDs again (an nvcre from before engines said their version on the Lease) and goes on writing "
          "its objects with its old schema, which these prune or refuse, until it is stopped")
 UPGRADING = f"upgrading the CRDs nvcre 0.0.9 (schema generation 0) installed to {THIS} under a running engine: "
@@ -136,5 +139,5 @@ async def test_an_engine_of_this_version_on_crds_another_build_of_it_stamped_is_
     code, out, err = await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     assert (code, out) == (2, "")
     assert err == (f"nvcre setup init: replacing the CRDs {THIS} installed to {THIS} under a running engine: ctl-dev holds the "
-                   f"engine Lease in nvcre-system (nvcre {NVCRE_VERSION}, another build of this version): {CHECKS}; {STOP}\n"), err
+                   f"engine Lease in nvcre-system (nvcre {NVCRE_VERSION}, another build of this version): {ANOTHER_BUILD}; {STOP}\n"), err
     assert all(a["nvcre.nvidia.com/schema-hash"] == "0123456789abcdef" for a in await _annotations(admin))  # nothing applied

@@ -361,7 +361,7 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
     return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
 
 
-DELETING = "DELETING"  # in place of RUNNING, for a certification being deleted that a finalizer holds (deletion_said)
+DELETING = "DELETING"  # in place of its result, for a certification being deleted that a finalizer holds (deletion_said)
 
 
 def deletion_said(snapshot: Snapshot, cert_name: str) -> str | None:

@@ -205,7 +205,7 @@ class DashboardScreen(NvcreScreen):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, word, variable = RESULT_GLYPHS.get(row.result, "·"), row.result, RESULT_STYLE.get(row.result, "")
-            if row.result == RESULT_RUNNING and deletion_said(snapshot, row.name) is not None:  # nothing advances it: said under the table
+            if deletion_said(snapshot, row.name) is not None:  # held, whatever its status: nothing advances it (said under the table)
                 glyph, word, variable = "·", DELETING, "text-warning"
             elif row.result == RESULT_RUNNING and waiting_to_start(snapshot, row.name) is not None:  # as the wall's title: nothing runs yet
                 glyph, word, variable = NodeState.WAITING.glyph, NodeState.WAITING.value.upper(), NodeState.WAITING.variable

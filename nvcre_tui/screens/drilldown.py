@@ -204,7 +204,7 @@ class DrilldownScreen(NvcreScreen):
         summary = certification_status(cert).get("summary") or {}
         result = summary.get("result", RESULT_RUNNING)
         held = deletion_said(snapshot, self.certification)  # RUNNING for good where no garbage collector lets it go
-        root = PlannedNode(Text(f"{self.certification}  {DELETING if held is not None and result == RESULT_RUNNING else result}  "
+        root = PlannedNode(Text(f"{self.certification}  {DELETING if held is not None else result}  "
                                 f"{summary.get('passedCategories', '')}"), {"kind": "cert", "cert": cert, "held": held})
         for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status

@@ -20,7 +20,7 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RESULT_RUNNING, WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
@@ -275,8 +275,10 @@ class WallScreen(NvcreScreen):
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
-        if self.current and summary.get("result") == RESULT_RUNNING and deletion_said(snapshot, self.current) is not None:
-            result = DELETING  # held by a finalizer, nothing advances it: RUNNING for good (the dashboard says what holds it)
+        if self.current and deletion_said(snapshot, self.current) is not None:
+            # held by a finalizer, nothing advances it (the dashboard says what holds it): RUNNING for good, or no status
+            # at all where it was deleted before the engine gave it one (it said WAITING to start)
+            result = DELETING
         self._seen.update(str(c["metadata"]["name"]) for c in snapshot.certifications)
         if self.current is not None:
             self._shown = (self.current, result)

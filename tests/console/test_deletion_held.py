@@ -13,7 +13,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 
 from nvcre_tui.screens.wall import WallScreen
 
-from .harness import INTRA_NODE, open_drilldown, session_run_for
+from .harness import INTRA_NODE, open_drilldown, session_run_for, session_with
 
 NAME = "burn-in"
 
@@ -58,3 +58,48 @@ async def test_the_wall_title_says_deleting() -> None:
         assert isinstance(app.screen, WallScreen)
         title = str(app.screen.query_one("#title", Static).render())
         assert f"{NAME}  DELETING" in title and "RUNNING" not in title, title
+
+
+async def unstarted_held_session() -> SimSession:
+    """Deleted, held by another client's finalizer, before the engine gave it any status."""
+    session = await session_with(INTRA_NODE, settle=False)
+    cert = await session.store.get(CERTIFICATION, NAME, "default")
+    assert not cert.get("status"), cert["status"]
+    cert["metadata"]["finalizers"] = ["example.com/hold"]
+    await session.store.update(CERTIFICATION, cert)
+    await session.store.delete(CERTIFICATION, NAME, "default")
+    return session
+
+
+async def test_one_held_before_it_had_a_status_says_deleting_on_the_wall_and_the_dashboard() -> None:
+    """DELETING stood only in place of RUNNING: a certification deleted and held before the engine gave it a status
+    showed neither on the wall (its title said only WAITING, or nothing). Held, it says DELETING wherever it shows."""
+    session = await unstarted_held_session()
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        title = " ".join(str(app.screen.query_one("#title", Static).render()).split())
+        assert f"{NAME} DELETING" in title, title
+    app = NvcreApp(session=await unstarted_held_session(), live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        row = [str(cell) for cell in app.screen.query_one("#certs", DataTable).get_row(NAME)]
+        assert row[1] == "· DELETING", row
+        screen = await open_drilldown(app, pilot, NAME)
+        assert str(screen.query_one(Tree).root.label).startswith(f"{NAME}  DELETING"), screen.query_one(Tree).root.label
+
+
+async def test_a_finished_one_held_says_deleting_too() -> None:
+    """Finished, then deleted and held: its result stood as if it were still there to read."""
+    session = await session_with(INTRA_NODE)
+    cert = await session.store.get(CERTIFICATION, NAME, "default")
+    assert cert["status"]["summary"]["result"] != "Running", cert["status"]["summary"]
+    cert["metadata"]["finalizers"] = ["foregroundDeletion"]
+    await session.store.update(CERTIFICATION, cert)
+    await session.store.delete(CERTIFICATION, NAME, "default")
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        row = [str(cell) for cell in app.screen.query_one("#certs", DataTable).get_row(NAME)]
+        assert row[1] == "· DELETING", row

@@ -5,71 +5,20 @@ no pod comes of it, as on an API server alone), and removed by `setup reset`."""
 from __future__ import annotations
 
 import asyncio
-import io
-import sys
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 import yaml
 
-from nvcre_tui.cli import main
 from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
-from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.kube.config import load_target
 from nvcre_tui.engine.kube.deployment import controller_deployment
 from nvcre_tui.engine.kube.install import FIELD_MANAGER
 from nvcre_tui.engine.store import NotFound
 from nvcre_tui.engine.store.kube import KubeStore
 from nvcre_tui.engine.store.protocol import DEPLOYMENT
-from tests.kubeapi import ApiServer
+from tests.kube.test_setup import admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
 
 NS = "nvcre-system"
 IMAGE = "registry.example.com/nvcre:0.1.0"
-
-
-@pytest.fixture(autouse=True)
-def no_user_cluster(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[ApiServer]:
-    api = ApiServer()
-    await api.start()
-    try:
-        yield api
-    finally:
-        await api.stop()
-
-
-@pytest.fixture
-def kubeconfig(server: ApiServer, tmp_path: Path) -> str:
-    return str(server.write_kubeconfig(tmp_path / "kubeconfig", namespace="default", context="emulator"))
-
-
-@pytest.fixture
-async def admin(kubeconfig: str) -> AsyncIterator[KubeStore]:
-    store = KubeStore(await load_target(kubeconfig), SystemClock(), user_agent="test-admin")
-    try:
-        yield store
-    finally:
-        await store.close()
-
-
-async def nvcre(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    def shell() -> int:
-        try:
-            return main(list(argv))
-        except SystemExit as exit_:
-            return int(exit_.code or 0)
-
-    code = await asyncio.to_thread(shell)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 async def deployments(admin: KubeStore) -> list[dict]:

@@ -110,11 +110,13 @@ async def test_a_group_node_gone_from_the_cluster_is_blamed_alone() -> None:
         await session.close()
 
 
-async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_node_for_it() -> None:
+async def _diagnosis_with_a_second_wave_job_refused() -> tuple[Obj, list[Obj], SimSession, list[str]]:
+    """16 nodes diagnosed at 300 GB/s: screening (round 0) runs, and the API server refuses one Job of round 1 (its
+    name, in the list returned)."""
     nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
     refused: list[str] = []
 
-    def second_wave(run: Obj) -> Obj | None:  # screening (round 0) runs; the API server refuses one Job of round 1
+    def second_wave(run: Obj) -> Obj | None:
         name = _job_of(run)
         if "-r1-" not in name or refused and name != refused[0]:
             return None
@@ -122,6 +124,11 @@ async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_
         return {"reason": "ReconcileError", "message": "Forbidden: quota exceeded"}
 
     wf, jobs, session = await certify(nodes, "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}", second_wave)
+    return wf, jobs, session, refused
+
+
+async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_node_for_it() -> None:
+    wf, jobs, session, refused = await _diagnosis_with_a_second_wave_job_refused()
     try:
         assert refused, "the diagnosis never planned a wave after screening"
         failed = cond.find(wf["status"]["conditions"], "Failed")
@@ -463,17 +470,7 @@ async def test_the_suspects_a_stopped_diagnosis_leaves_are_inconclusive_on_the_m
 
     from nvcre_tui.engine.views import Snapshot, certification_nodes, node_states
 
-    nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
-    refused: list[str] = []
-
-    def second_wave(run: Obj) -> Obj | None:
-        name = _job_of(run)
-        if "-r1-" not in name or refused and name != refused[0]:
-            return None
-        refused[:1] = [name]
-        return {"reason": "ReconcileError", "message": "Forbidden: quota exceeded"}
-
-    wf, jobs, session = await certify(nodes, "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}", second_wave)
+    wf, jobs, session, refused = await _diagnosis_with_a_second_wave_job_refused()
     try:
         left = wf["status"]["orchestration"]["diagnose"].get("suspectNodes") or []
         assert len(left) == 4, left

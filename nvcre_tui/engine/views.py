@@ -364,6 +364,18 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
 DELETING = "DELETING"  # in place of its result, for a certification being deleted that a finalizer holds (deletion_said)
 
 
+def deleting_result(snapshot: Snapshot, cert_name: str) -> str | None:
+    """How the console shows the result of a certification being deleted that a finalizer holds (deletion_said): DELETING,
+    its finished result kept beside it ("DELETING (was FAILED)": the verdict stood hidden while it was held, though the
+    run was over); plain DELETING for one that had not finished (RUNNING for good, nothing advances it) or had no status
+    yet. None when it is not being deleted."""
+    cert = snapshot.certification(cert_name)
+    if cert is None or deletion_held(cert_name, cert) is None:
+        return None
+    result = (certification_status(cert).get("summary") or {}).get("result")
+    return f"{DELETING} (was {result})" if cond.is_terminal(cert) and result else DELETING
+
+
 def deletion_said(snapshot: Snapshot, cert_name: str) -> str | None:
     """What holds the deletion of a certification being deleted, as `report` and `list` say it (its status stays as
     it was: RUNNING for good where no garbage collector removes kubectl --cascade=foreground's finalizer); None when

@@ -23,8 +23,8 @@ from nvcre_tui.engine.api.nodes import NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (DELETING, RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
-                                   certification_rows, deletion_said, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
+from nvcre_tui.engine.views import (RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
+                                   certification_rows, deleting_result, deletion_said, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
                                    pods_waiting, states_scope, suspicion_said, unblamed_failures, waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
@@ -205,8 +205,8 @@ class DashboardScreen(NvcreScreen):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, word, variable = RESULT_GLYPHS.get(row.result, "·"), row.result, RESULT_STYLE.get(row.result, "")
-            if deletion_said(snapshot, row.name) is not None:  # held, whatever its status: nothing advances it (said under the table)
-                glyph, word, variable = "·", DELETING, "text-warning"
+            if (deleting := deleting_result(snapshot, row.name)) is not None:  # held: nothing advances it (said under the table)
+                glyph, word, variable = "·", deleting, "text-warning"
             elif row.result == RESULT_RUNNING and waiting_to_start(snapshot, row.name) is not None:  # as the wall's title: nothing runs yet
                 glyph, word, variable = NodeState.WAITING.glyph, NodeState.WAITING.value.upper(), NodeState.WAITING.variable
             result = Text(f"{glyph} {word}", style=self.app.theme_variables.get(variable, ""))

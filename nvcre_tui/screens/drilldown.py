@@ -40,8 +40,8 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (DELETING, FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
-                                   convicting_job, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
+from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
+                                   convicting_job, deleting_result, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
@@ -204,7 +204,7 @@ class DrilldownScreen(NvcreScreen):
         summary = certification_status(cert).get("summary") or {}
         result = summary.get("result", RESULT_RUNNING)
         held = deletion_said(snapshot, self.certification)  # RUNNING for good where no garbage collector lets it go
-        root = PlannedNode(Text(f"{self.certification}  {DELETING if held is not None else result}  "
+        root = PlannedNode(Text(f"{self.certification}  {deleting_result(snapshot, self.certification) or result}  "
                                 f"{summary.get('passedCategories', '')}"), {"kind": "cert", "cert": cert, "held": held})
         for category in view.categories if certification_status(cert).get("categoryStatuses") else []:
             status = category.status

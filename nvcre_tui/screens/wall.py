@@ -27,8 +27,8 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
-from nvcre_tui.engine.views import (DELETING, OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
-                                   categories_waiting_for_nodes, certification_nodes, clique_marks, deletion_said, failure_rows, infrastructure_faults,
+from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
+                                   categories_waiting_for_nodes, certification_nodes, clique_marks, deleting_result, failure_rows, infrastructure_faults,
                                    node_domain, node_states, same_objects, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
                                    waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
@@ -275,10 +275,10 @@ class WallScreen(NvcreScreen):
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None
         result = f"{NodeState.WAITING.value.upper()} {why}" if why is not None else summary.get("result", "")
-        if self.current and deletion_said(snapshot, self.current) is not None:
+        if self.current and (deleting := deleting_result(snapshot, self.current)) is not None:
             # held by a finalizer, nothing advances it (the dashboard says what holds it): RUNNING for good, or no status
-            # at all where it was deleted before the engine gave it one (it said WAITING to start)
-            result = DELETING
+            # at all where it was deleted before the engine gave it one (it said WAITING to start); a finished one keeps its result
+            result = deleting
         self._seen.update(str(c["metadata"]["name"]) for c in snapshot.certifications)
         if self.current is not None:
             self._shown = (self.current, result)

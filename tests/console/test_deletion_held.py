@@ -90,16 +90,34 @@ async def test_one_held_before_it_had_a_status_says_deleting_on_the_wall_and_the
         assert str(screen.query_one(Tree).root.label).startswith(f"{NAME}  DELETING"), screen.query_one(Tree).root.label
 
 
-async def test_a_finished_one_held_says_deleting_too() -> None:
-    """Finished, then deleted and held: its result stood as if it were still there to read."""
+async def finished_held_session() -> tuple[SimSession, str]:
+    """Finished, then deleted and held by the garbage collector's finalizer; with its result."""
     session = await session_with(INTRA_NODE)
     cert = await session.store.get(CERTIFICATION, NAME, "default")
-    assert cert["status"]["summary"]["result"] != "Running", cert["status"]["summary"]
+    result = cert["status"]["summary"]["result"]
+    assert result in ("PASSED", "FAILED", "INCOMPLETE"), cert["status"]["summary"]
     cert["metadata"]["finalizers"] = ["foregroundDeletion"]
     await session.store.update(CERTIFICATION, cert)
     await session.store.delete(CERTIFICATION, NAME, "default")
+    return session, result
+
+
+async def test_a_finished_one_held_says_deleting_and_keeps_its_result() -> None:
+    """Finished, then deleted and held: its result stood as if it were still there to read, then DELETING alone hid it
+    (the run was over, its verdict known). DELETING with the result it finished with, wherever it shows."""
+    session, result = await finished_held_session()
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(160, 45)) as pilot:
         await pilot.pause()
         row = [str(cell) for cell in app.screen.query_one("#certs", DataTable).get_row(NAME)]
-        assert row[1] == "· DELETING", row
+        assert row[1] == f"· DELETING (was {result})", row
+        screen = await open_drilldown(app, pilot, NAME)
+        label = str(screen.query_one(Tree).root.label)
+        assert label.startswith(f"{NAME}  DELETING (was {result})  "), label
+    session, result = await finished_held_session()
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        title = " ".join(str(app.screen.query_one("#title", Static).render()).split())
+        assert f"{NAME} DELETING (was {result})" in title, title

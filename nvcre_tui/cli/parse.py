@@ -1,8 +1,8 @@
 """`nvcre parse nccl|dcgm|training FILE|-`: read a tool's output the way the engine does and show what it yields.
 
-Exit codes: 0 parsed, 1 parsed and the result is a failure (data corruption, failed diagnostic) or the
-output does not show the whole run (cut off, crashed, stopped early), 2 unreadable, empty or wrong-kind
-input (one line on stderr, no traceback).
+Exit codes: 0 parsed, 1 parsed and the result is a failure (data corruption, failed diagnostic), the
+output does not show the whole run (cut off, crashed, stopped early), or it measures nothing (a training log of
+warm-up steps only), 2 unreadable, empty or wrong-kind input (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "parse",
         help="parse nccl-tests, dcgmi diag or training output into measurements",
         description="Parse real tool output with the engine's parsers: nccl-tests stdout or -J JSON, "
-        "`dcgmi diag` JSON or text, Megatron-LM / NeMo training logs. Exit 1 when the result is a failure "
-        "or the output does not show the whole run.",
+        "`dcgmi diag` JSON or text, Megatron-LM / NeMo training logs. Exit 1 when the result is a failure, "
+        "the output does not show the whole run, or it measures nothing (a training log of warm-up steps only).",
     )
     parser.add_argument("kind", choices=tuple(PARSERS), help="which tool produced the output")
     parser.add_argument("file", metavar="FILE", help="the output to read, or - for standard input")
@@ -160,11 +160,21 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _failed(result: ParseResult) -> str | None:
-    """Why the verdict is FAILED: the result's failure, else the output not showing the whole run (never a pass)."""
+    """Why the verdict is FAILED: the result's failure, else the output not showing the whole run, else a training
+    log that measures nothing (never a pass)."""
     if result.failure is not None:
         return f"{result.failure.reason}: {result.failure.message}"
     incomplete: str | None = getattr(result, "incomplete", None)
-    return f"{RUN_INCOMPLETE}: {incomplete}" if incomplete else None
+    if incomplete:
+        return f"{RUN_INCOMPLETE}: {incomplete}"
+    if isinstance(result, TrainingResult) and result.warmup_only:
+        # Every logged step warm-up: no goodput, TFLOP/s or step time (training_model.measurements). The engine fails
+        # a threshold on any of them so, blaming no node (controllers/job.py); this reading has no threshold to weigh
+        # and nothing measured, which is never a pass. Its note says why. (Imported here: thresholds loads CEL.)
+        from nvcre_tui.engine.judging.thresholds import MEASUREMENT_UNAVAILABLE
+
+        return f"{MEASUREMENT_UNAVAILABLE}: {result.unmeasured}"
+    return None
 
 
 def _fmt(value: Any) -> str:

@@ -191,7 +191,13 @@ def test_warm_up_steps_alone_measure_no_speed_and_say_so(capsys: pytest.CaptureF
                               "avgTFLOPsPerGPU or avgStepTimeSec measured (log steps past warm-up: a larger maxSteps)",)
     assert measure("training", text).measurements == {}
     code, out = cli(capsys, tmp_path, "training", "".join(text))
-    assert code == 0 and "566.9" not in out.split("avg")[-1] and "goodputRatio 1" not in out
+    assert "566.9" not in out.split("avg")[-1] and "goodputRatio 1" not in out
+    # Nothing measured is never a pass: `parse` said PASSED (the run ended well) beside the note, exit 0. It says what the
+    # engine says of a threshold on any of the three (MeasurementUnavailable), exit 1.
+    assert code == 1 and "PASSED" not in out, out
+    assert ("verdict FAILED MeasurementUnavailable: no goodputRatio, avgTFLOPsPerGPU or avgStepTimeSec measured" in out), out
+    code, out = cli(capsys, tmp_path, "training", MEGATRON)  # steps past warm-up: measured, a pass
+    assert code == 0 and "verdict PASSED" in out, out
 
 
 def test_steps_past_warm_up_average_without_the_warm_up() -> None:

@@ -125,12 +125,17 @@ class TrainingResult:
         """Whether every logged step is a warm-up step: the log shows no speed past warm-up."""
         return self.step_count == self.warmup_step_count
 
+    @property
+    def unmeasured(self) -> str:
+        """What a log of warm-up steps only leaves unmeasured, in one phrase (`nvcre parse`'s verdict)."""
+        return f"no {GOODPUT}, {TFLOPS_PER_GPU} or {STEP_TIME} measured"
+
     def notes(self) -> tuple[str, ...]:
         """Qualifiers of the verdict: step lines left out, named, and how the run ended when that is not plain."""
         skipped = (describe_skipped(self.skipped_count, self.skipped_steps),) if self.skipped_count else ()
         steps = "the only logged step is" if self.step_count == 1 else f"all {self.step_count} logged steps are"
         first = f"the first {self.warmup_steps} steps" if self.warmup_steps != 1 else "the first step"
-        warmup = (f"{steps} warm-up ({first} of a run): no {GOODPUT}, {TFLOPS_PER_GPU} or {STEP_TIME} measured (log steps past "
+        warmup = (f"{steps} warm-up ({first} of a run): {self.unmeasured} (log steps past "
                   "warm-up: a larger maxSteps)",) if self.warmup_only else ()
         return tuple(f"{NOTE_PREFIX}{note}" for note in (*skipped, *warmup, *self.remarks))
 

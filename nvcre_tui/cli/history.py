@@ -169,6 +169,6 @@ def certifications_command(args: argparse.Namespace) -> int:
     # NODES and EXCLUDED NODES as the report counts them (its Nodes: and Excluded:)
     print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES", "SOURCE"),
                 [(r["name"], r["namespace"], r["result"] + (" (simulated)" if r["simulated"] else ""), r["completionTime"] or "-",
-                  r["nodes"], r["excludedNodes"], *("-" if r[key] is None else r[key] for key in ("failedNodes", "suspectNodes", "inconclusiveNodes")),
+                  *("-" if r[key] is None else r[key] for key in ("nodes", "excludedNodes", "failedNodes", "suspectNodes", "inconclusiveNodes")),
                   r["source"]) for r in rows])
     return 0

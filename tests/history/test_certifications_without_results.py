@@ -1,6 +1,7 @@
 """`history certifications` of a record with no node results (a report archived by something other than this nvcre's
 archiver, or one whose categories held no node): every count falls back to the archived report's own lists, as NODES
-and EXCLUDED NODES did; a report without such a list leaves its column unknown (`-`), never a 0 it does not say."""
+and EXCLUDED NODES did; a report without such a list or count leaves its column unknown (`-`), never a 0 it does not
+say (NODES and EXCLUDED NODES too)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,18 @@ def test_a_record_without_node_results_counts_what_its_report_lists(tmp_path: Pa
     counts = ("nodes", "excludedNodes", "failedNodes", "suspectNodes", "inconclusiveNodes")
     # It read FAILED NODES 0 and SUSPECT NODES 0 beside a report that lists two failed nodes, one of them a suspect.
     assert tuple(rows["listed"][key] for key in counts) == (4, 1, 2, 1, 1), rows["listed"]
-    assert tuple(rows["unlisted"][key] for key in counts) == (0, 0, None, None, None), rows["unlisted"]
+    # NODES and EXCLUDED NODES read 0 for it: unknown is not zero.
+    assert tuple(rows["unlisted"][key] for key in counts) == (None, None, None, None, None), rows["unlisted"]
     table = _table(capsys, history)
-    assert [table["listed"][c] for c in ("NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES")] == ["4", "1", "2", "1", "1"]
-    assert [table["unlisted"][c] for c in ("FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES")] == ["-", "-", "-"], table
+    columns = ("NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES")
+    assert [table["listed"][c] for c in columns] == ["4", "1", "2", "1", "1"]
+    assert [table["unlisted"][c] for c in columns] == ["-", "-", "-", "-", "-"], table
+
+
+def test_a_report_that_counts_no_node_says_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report that says 0 (its categories held no node) is read as it says: 0, not unknown."""
+    history = tmp_path / "history.db"
+    _archive(history, "none-held", {"name": "none-held", "result": "INCOMPLETE", "totalNodes": 0, "excludedNodes": [],
+                                    "failedNodes": [], "suspectNodes": [], "inconclusiveNodes": []})
+    table = _table(capsys, history)
+    assert [table["none-held"][c] for c in ("NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES")] == ["0"] * 5, table

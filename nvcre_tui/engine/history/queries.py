@@ -429,9 +429,10 @@ class HistoryQuery:
             if not r["report_readable"]:
                 raise DamagedHistory(printable(f"{self.path}: damaged history: certifications row ({_certification(r)}): report is not "
                                                "a JSON object (its simulated mark and node counts are unknown)", newlines=False))
-            nodes = c["nodes"] if r["has_results"] or c["report.totalNodes"] is None else c["report.totalNodes"]
-            excluded = c["excluded"] if r["has_results"] or c["report.excludedNodes"] is None else c["report.excludedNodes"]
-            # Without results, the report's own lists; None (unknown) where it has none, never a 0 it does not say.
+            # Without results, the report's own counts and lists; None (unknown) where it has none, never a 0 it does
+            # not say (NODES and EXCLUDED NODES read 0 for a report that counts no node).
+            nodes = c["nodes"] if r["has_results"] else c["report.totalNodes"]
+            excluded = c["excluded"] if r["has_results"] else c["report.excludedNodes"]
             inconclusive = c["inconclusive"] if r["has_results"] else c["report.inconclusiveNodes"]
             failed = c["failed"] if r["has_results"] else c["report.failedNodes"]
             suspect = c["suspect"] if r["has_results"] else c["report.suspectNodes"]

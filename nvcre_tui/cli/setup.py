@@ -95,7 +95,8 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
     status = commands.add_parser(
         "status", help="what is installed: CRDs, RBAC, engine lease, Kubeflow Trainer, GPU Operator, DCGM",
-        description="Exit 0 when nvcre's part is installed and current, 1 when not.")
+        description="Exit 0 when nvcre's part (CRDs, namespace, RBAC) is installed and current, 1 when not, 2 when that is "
+                    "not known: a read of it this user is refused (RBAC; its rows say unknown), or the cluster unreachable.")
     status.add_argument("-o", "--output", choices=("table", "json"), default="table")
     add_kube_arguments(status, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     status.set_defaults(func=status_command)
@@ -515,7 +516,7 @@ async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Nam
 
 
 def status_command(args: argparse.Namespace) -> int:
-    """Report what is installed; exit 0 when our part is, 1 when not."""
+    """Report what is installed; exit 0 when our part is, 1 when not, 2 when not known (a read of it refused)."""
     return asyncio.run(_on_cluster(args, "status", lambda store, clock: show_status(store, clock, args)))
 
 
@@ -530,6 +531,8 @@ async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) 
         print_table(("CHECK", "STATE", "DETAIL"), status_rows(status))
     if (unread := unreadable_summary(status)) is not None:  # on stderr: stdout stays the table, or JSON
         _say(f"nvcre setup status: {unread}")
+    if status.install_unknown:  # a read refused (RBAC) is exit 2, as a refused or unreachable read is for every command
+        return EXIT_BAD_INPUT
     return EXIT_OK if status.installed else EXIT_FAILED
 
 

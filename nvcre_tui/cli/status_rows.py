@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from nvcre_tui.cli import EXIT_BAD_INPUT
 from nvcre_tui.engine.units import format_age
 from nvcre_tui.engine.workloads.lookup import trainer_served
 
@@ -99,8 +100,7 @@ def unreadable_summary(status: InstallStatus) -> str | None:
     if not unknown:
         return None
     seen = [name for name, state, _ in rows if state not in ("unknown", "-")]
-    installed = ("; so whether nvcre is installed is not known (exit 1)" if any(check in status.unknown for check in OUR_PART)
-                 else "")
+    installed = f"; so whether nvcre is installed is not known (exit {EXIT_BAD_INPUT})" if status.install_unknown else ""
     return (f"this user may not read {len(unknown)} of {len(rows)} checks (their rows say unknown and name the permission "
             f"refused; it reads {', '.join(seen) or 'none'}){installed}. setup status reads cluster-wide (CRDs, Namespaces, "
             "RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check")
@@ -147,7 +147,6 @@ def _stop_then_init(status: InstallStatus) -> str:
 # Rows worked out from what another check read: the Trainer's controllers are looked for only once its CRDs are seen,
 # the kubelets of the GPU Nodes listed.
 DERIVED = {"controllers": "trainer", "kubelets": "nodes"}
-OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (the exit code) stands on
 
 
 def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:

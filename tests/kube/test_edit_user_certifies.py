@@ -362,21 +362,23 @@ def test_setup_status_of_an_ordinary_user_says_in_one_line_what_it_could_not_rea
                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """`setup status` by a team's user (nvcre-edit + nvcre-view) exited 1 with a table of `unknown` rows, each naming
     the permission refused, and no word that this user may not inspect the install: read as "not installed". The rows
-    stay; one line on stderr says what it could and could not read and who reads it all. Its kubelets row, read from
+    stay; one line on stderr says what it could and could not read and who reads it all, and it exits 2 (1 is "not
+    installed"); its JSON's `installed` is null. Its kubelets row, read from
     the Nodes it could not list, said "- no GPU nodes"; it is unknown with them."""
     with installed_in_thread(tmp_path) as (server, kubeconfig):
         bob = asyncio.run(least_privileged(server, kubeconfig, "bob", nodes=False))
-        assert main(["setup", "status", "--kubeconfig", str(bob)]) == 1
+        # Exit 2, as a refused read is for every command: it exited 1, as for an install that is not there.
+        assert main(["setup", "status", "--kubeconfig", str(bob)]) == 2
         out, err = capsys.readouterr()
         rows = {line.split("  ")[0].strip(): line for line in out.splitlines()[1:]}
         assert "cannot read" in rows["nvcre CRDs"] and 'cannot get resource "customresourcedefinitions"' in rows["nvcre CRDs"]
         assert rows["kubelets"].split()[1] == "unknown" and 'cannot list resource "nodes"' in rows["kubelets"]
         assert err.splitlines() == [
             "nvcre setup status: this user may not read 13 of 14 checks (their rows say unknown and name the permission refused; "
-            "it reads engine lease); so whether nvcre is installed is not known (exit 1). setup status reads cluster-wide (CRDs, "
+            "it reads engine lease); so whether nvcre is installed is not known (exit 2). setup status reads cluster-wide (CRDs, "
             "Namespaces, RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check"]
-        assert main(["setup", "status", "--kubeconfig", str(bob), "-o", "json"]) == 1
+        assert main(["setup", "status", "--kubeconfig", str(bob), "-o", "json"]) == 2
         out, err = capsys.readouterr()
-        assert json.loads(out)["installed"] is False and err.startswith("nvcre setup status: this user may not read 13 of 14")
+        assert json.loads(out)["installed"] is None and err.startswith("nvcre setup status: this user may not read 13 of 14")
         assert main(["setup", "status", "--kubeconfig", str(kubeconfig)]) == 0  # an admin reads every check: nothing to say
         assert capsys.readouterr().err == ""

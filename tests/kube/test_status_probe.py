@@ -7,6 +7,7 @@ The probe only reads through the ResourceStore, so these cases run on MemoryStor
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 
 import pytest
 
@@ -70,6 +71,20 @@ async def test_a_complete_install_is_installed(store, clock) -> None:
     assert status.installed
     assert all(c.current and c.established for c in status.crds)
     assert status.to_json()["installed"] is True
+
+
+async def test_a_part_of_ours_refused_is_unknown_unless_a_part_read_is_not_installed(store, clock) -> None:
+    """`setup status` exited 1 both for an install not there and for one a refused read (RBAC) left unknown. Unknown:
+    a check of ours unread, every one read as init makes it; one read missing says not installed, whatever the rest."""
+    await install(store)
+    status = await probe(store, clock, NS)
+    assert status.installed and not status.install_unknown
+    refused = replace(status, unknown={"rbac": "forbidden"}, rbac=[replace(o, present=False, current=False) for o in status.rbac])
+    assert refused.install_unknown and not refused.installed and refused.to_json()["installed"] is None
+    assert not replace(status, unknown={"lease": "forbidden"}).install_unknown  # not our part: the install is known
+    empty = await probe(MemoryStore(clock), clock, NS)
+    partly = replace(empty, unknown={"rbac": "forbidden"})  # CRDs and namespace read, and missing: not installed
+    assert not partly.install_unknown and partly.to_json()["installed"] is False
 
 
 async def test_an_outdated_schema_is_not_installed(store, clock) -> None:

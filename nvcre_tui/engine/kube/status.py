@@ -110,6 +110,9 @@ def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
                            1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0))
 
 
+OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (setup status's exit code) stands on
+
+
 @dataclass
 class InstallStatus:
     namespace: str
@@ -152,16 +155,30 @@ class InstallStatus:
     # Not part of `installed`: the engine may as well run anywhere else (`nvcre controller`, a console).
     controller_deployment: DeploymentState | None = None
 
+    def _our_part(self) -> dict[str, bool]:
+        """Each check of OUR_PART: whether what it read is as init makes it (a read refused reads as absent)."""
+        return {"crds": all(crd.current and crd.established for crd in self.crds),
+                "namespace": self.namespace_present and self.namespace_holds_install,
+                "rbac": all(o.present and o.current for o in self.rbac)}
+
     @property
     def installed(self) -> bool:
         """Our part: every CRD present with our schema, the namespace (labelled by init), and the RBAC as init makes it."""
-        return (all(crd.current and crd.established for crd in self.crds) and self.namespace_present and self.namespace_holds_install
-                and all(o.present and o.current for o in self.rbac))
+        return all(self._our_part().values())
+
+    @property
+    def install_unknown(self) -> bool:
+        """Whether what this user may read leaves `installed` unknown: a check of our part it could not read (`unknown`:
+        RBAC refused it), every one it read as init makes it. A check read missing or outdated is not installed,
+        whatever the others."""
+        parts = self._our_part()
+        return any(check in self.unknown for check in parts) and all(ok for check, ok in parts.items() if check not in self.unknown)
 
     def to_json(self) -> dict[str, Any]:
-        """camelCase JSON, as `setup status -o json` prints it (with `installed` and each CRD's `current`)."""
+        """camelCase JSON, as `setup status -o json` prints it (with `installed`, null when not known, and each CRD's
+        `current`)."""
         data = asdict(self)
-        data["installed"] = self.installed
+        data["installed"] = None if self.install_unknown else self.installed
         for key in ("crds", "trainer"):
             for entry, crd in zip(data[key], getattr(self, key)):
                 entry["current"] = crd.current

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from nvcre_tui.engine.api.nodes import NODES_GRANT
 from nvcre_tui.engine.api.vocabulary import LEASE_READER_NAME
 from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, ReadOnlyRefusal, StoreError, Unauthorized
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, EVENT, JOB, LEASE, NODE, POD, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, LEASE, NODE, POD, WORKFLOW, WORKLOADRUN
 
 __all__ = ["READS", "certifications_take", "rbac_refused", "reading_takes", "with_grant"]
 
@@ -51,7 +51,8 @@ READS: dict[tuple[str, str], tuple[str, _Grant]] = {
     (JOB.group, JOB.plural): ("nvcre jobs", _NVCRE_VIEW),  # not batch's Jobs: their group differs
     (WORKLOADRUN.group, WORKLOADRUN.plural): ("workloadruns", _NVCRE_VIEW),
     (CONFIGMAP.group, CONFIGMAP.plural): ("configmaps", _VIEW),
-    (EVENT.group, EVENT.plural): ("events", _VIEW),
+    # No Events: neither reads them. The engine's get (store/events.py, before it counts an Event up) is part of its
+    # write, which nvcre-engine's ClusterRole grants and no read role answers; `setup reset` lists them as an admin.
     (POD.group, POD.plural): ("a run's log (list and watch on pods, get on pods/log)", _VIEW),
     (LEASE.group, LEASE.plural): ("the engine Lease", _LEASE_READER),
 }

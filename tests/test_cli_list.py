@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,7 +79,8 @@ def test_a_certification_that_only_waits_lists_as_waiting_as_the_console_says(tm
         ("burn-in", "RUNNING", "RUNNING", None), ("second", "RUNNING", "WAITING", "for certification burn-in")]
 
 
-def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A Certification whose stored row is no JSON is named on stderr (exit 2), never left out silently; the others list."""
     state = ["--sim", "--state", str(tmp_path / "sim.db")]
     for name in ("kept", "broken"):
@@ -90,6 +93,20 @@ def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: py
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["kept"]
     [said] = err.splitlines()
     assert said.startswith(f"{tmp_path / 'sim.db'}: Certification default/broken: body is not JSON") and said.endswith("; left out of the list")
+    # `list | head -1` of a list longer than the output buffer: the reader gone as the list is printed; the damaged row
+    # is still named, exit 2 (it was exit 0 with nothing said).
+    monkeypatch.setattr(sys, "stdout", _GoneReader())
+    for output in ("table", "json"):
+        assert main(["certification", "list", *state, "-o", output]) == 2
+        [said] = capsys.readouterr().err.splitlines()
+        assert said.endswith("; left out of the list")
+
+
+class _GoneReader(io.StringIO):
+    """Standard output whose reader went away: every write is a broken pipe."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
 
 
 async def _create(kubeconfig: Path) -> None:

@@ -164,9 +164,12 @@ def test_a_reader_that_stops_before_a_bad_input_line_gets_no_traceback(tmp_path:
     """`report kept broken -o json | head -3`: kept's report printed, then broken's one line and exit 2. The pipe closed
     meanwhile, and the interpreter's final flush printed `Exception ignored ... BrokenPipeError` with a traceback."""
     state, history = tmp_path / "state.db", tmp_path / "history.db"
-    for name in ("kept", "broken"):
+    # kept finished: its report (26 KB of JSON) outgrows the output buffer and meets the closed pipe as it is printed.
+    # An unfinished one (2 KB) met it only at the final flush, after broken's line; under load it finished now and then,
+    # and broken went unsaid with exit 0.
+    for name, wait in (("kept", ["--wait"]), ("broken", [])):
         assert subprocess.run([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--state", str(state),
-                               "--history", str(history)], capture_output=True, timeout=120, cwd=ROOT).returncode == 0
+                               "--history", str(history), *wait], capture_output=True, timeout=120, cwd=ROOT).returncode in (0, 1)
     with contextlib.closing(sqlite3.connect(state)) as db, db:
         assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'broken'").rowcount == 1
     report = f"{' '.join(NVCRE)} certification report kept broken -o json --state {state} --history {history}"

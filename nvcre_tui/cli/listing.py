@@ -74,14 +74,13 @@ async def _list(args: argparse.Namespace) -> int:
         rows = [row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None)
                 for cert in certs]
         damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
-        if args.output == "json":
-            print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
-        elif rows:
-            columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
-            print_table(columns, [([r["namespace"]] if namespace is None else []) + [
-                r["name"], r["phase"], r["passedCategories"], r["failedNodes"], r["inconclusiveNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
-                _duration(r["waitedSeconds"]), r["age"]] for r in rows])
-        elif not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
+        try:
+            _print_rows(rows, args.output, namespace)
+        except BrokenPipeError:
+            if not damaged:  # the reader stopped reading (`| head`): it has what it wanted
+                raise
+            raise InputError(damaged) from None  # still named, exit 2: a list over the output buffer said nothing, exit 0
+        if args.output != "json" and not rows and not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
             say(f"No certifications in {where} of {where_of(session)}.")
         for cert in certs:  # RUNNING for good, where the finalizer is a garbage collector's and none runs
@@ -95,6 +94,17 @@ async def _list(args: argparse.Namespace) -> int:
             await session.close()
         finally:
             tell_notices(session, told)
+
+
+def _print_rows(rows: list[Obj], output: str, namespace: str | None) -> None:
+    """The listed certifications on standard output: JSON, or a table when there are any."""
+    if output == "json":
+        print(json_printable(json.dumps(rows, indent=2, ensure_ascii=False)))
+    elif rows:
+        columns = ("NAMESPACE", *COLUMNS) if namespace is None else COLUMNS
+        print_table(columns, [([r["namespace"]] if namespace is None else []) + [
+            r["name"], r["phase"], r["passedCategories"], r["failedNodes"], r["inconclusiveNodes"], r["excludedNodes"], _duration(r["runtimeSeconds"]),
+            _duration(r["waitedSeconds"]), r["age"]] for r in rows])
 
 
 def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj:

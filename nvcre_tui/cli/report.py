@@ -236,14 +236,13 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         raise InputError(problems)
     several = len(args.names) > 1  # the shape the command asked for, whatever was found
     write_results(args.results_file, reports if several else reports[0])
-    if args.output == "json":
-        print(json_printable(json.dumps(reports if several else reports[0], indent=2, ensure_ascii=False)))
-    elif args.output == "junit":
-        print(printable(render_junit(reports)), end="")
-    elif args.output == "html":
-        print(await _html(session, reports[0], args.names[0], namespace), end="")
-    else:
-        print("\n".join(printable(render_text(report)) for report in reports), end="")
+    try:
+        await _print_reports(session, args, reports, namespace)
+    except BrokenPipeError:
+        # The reader stopped reading (`| head`): what it skipped is its choice, but a name not reported is still said,
+        # with its exit code. Before, a report over the output buffer met the closed pipe here and exit was 0.
+        if not problems:
+            raise
     if problems:
         raise InputError(problems)
     held = await _deletions_held(session, [report["name"] for report in reports], namespace)
@@ -252,6 +251,18 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
     for note in [*held.values(), *([stalled] if stalled else [])]:
         Console(stderr=True, highlight=False, soft_wrap=True).print(escape(note), soft_wrap=True)
     return report_exit(report["result"] for report in reports)
+
+
+async def _print_reports(session: Session, args: argparse.Namespace, reports: list[dict[str, Any]], namespace: str) -> None:
+    """The reports in the format asked for, on standard output."""
+    if args.output == "json":
+        print(json_printable(json.dumps(reports if len(args.names) > 1 else reports[0], indent=2, ensure_ascii=False)))
+    elif args.output == "junit":
+        print(printable(render_junit(reports)), end="")
+    elif args.output == "html":
+        print(await _html(session, reports[0], args.names[0], namespace), end="")
+    else:
+        print("\n".join(printable(render_text(report)) for report in reports), end="")
 
 
 async def _deletions_held(session: Session, names: list[str], namespace: str) -> dict[str, str]:

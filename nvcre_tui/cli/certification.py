@@ -133,6 +133,10 @@ def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args
     groups = [group for index, item in enumerate(rendered) for group in category_workloads(cert, index, item, trainer=not args.batch)]
     if args.output == "json":
         print(to_json({"apiVersion": "v1", "kind": "List", "items": [obj for group in groups for obj in group.objects]}))
+        for g in groups:  # JSON has no comments: a group's fabric note goes to stderr, naming the group
+            if g.note:
+                print(f"nvcre: {g.category} {g.group}: {g.note}", file=sys.stderr)
         return
-    chunks = [f"# {g.category} {g.group} (Job {g.job}) on {', '.join(g.nodes)}\n{to_yaml(g.objects)}" for g in groups]
+    chunks = [f"# {g.category} {g.group} (Job {g.job}) on {', '.join(g.nodes)}\n" + (f"# {g.note}\n" if g.note else "") + to_yaml(g.objects)
+              for g in groups]
     print("---\n".join(chunks), end="")

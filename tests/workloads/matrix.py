@@ -3,6 +3,8 @@ certification renders it (catalog overrides, GPU node shapes, placeholders), as 
 
 from __future__ import annotations
 
+from typing import Any
+
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.planning.catalog_load import default_catalog
@@ -32,11 +34,26 @@ def run_spec(entry_key: str, platform: str, architecture: str) -> WorkloadRunSpe
     return spec
 
 
+def gke_a3_mega(name: str, networks: int = 8, instance_type: str = "a3-megagpu-8g") -> dict[str, Any]:
+    """A GKE A3 Mega Node as GKE lists it: its machine type, and its GPU NIC networks in its allocatable
+    (`networking.gke.io.networks/<network>` and `<network>.IP`), which GPUDirect-TCPXO's pods attach."""
+    allocatable = {"nvidia.com/gpu": "8"}
+    for index in range(1, networks + 1):
+        allocatable |= {f"networking.gke.io.networks/vpc{index}": "1", f"networking.gke.io.networks/vpc{index}.IP": "1"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"node.kubernetes.io/instance-type": instance_type, "kubernetes.io/hostname": name}},
+            "spec": {"providerID": f"gce://project/us-central1-c/{name}"}, "status": {"allocatable": allocatable}}
+
+
 def placement(entry_key: str, platform: str, architecture: str, **extra: object) -> Placement:
-    """A group placement for the matrix (no owner: rendered offline)."""
+    """A group placement for the matrix (no owner: rendered offline); GKE's nodes are A3 Mega ones carrying what
+    GPUDirect-TCPXO needs (the H100 entries render it)."""
     per_node = default_catalog().entries[entry_key].per_node
     job = f"cert-{entry_key.replace('/', '-')}-job"
-    return Placement(job=job, namespace="gpu-tests", nodes=GROUP_NODES[:1] if per_node else GROUP_NODES,
+    nodes = GROUP_NODES[:1] if per_node else GROUP_NODES
+    if platform == "gcp":
+        extra = {"node_objects": {name: gke_a3_mega(name) for name in nodes}, **extra}
+    return Placement(job=job, namespace="gpu-tests", nodes=nodes,
                      platform=platform, architecture=architecture, **extra)  # type: ignore[arg-type]
 
 

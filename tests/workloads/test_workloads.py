@@ -326,7 +326,9 @@ def test_gke_rdma_interfaces_with_the_rdma_networks_and_arm64_tolerations_on_gb2
     training = _gpu_pod_template(TRAINING, "gcp", "gb200")
     assert "annotations" not in training["metadata"]
     assert {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"} in training["spec"]["tolerations"]
-    assert "annotations" not in _gpu_pod_template(ALL_REDUCE, "gcp", "h100")["metadata"]
+    # H100 (A3 Mega, the matrix's GKE nodes): GPUDirect-TCPXO's networks, those the nodes' allocatable lists, no RDMA ones
+    h100 = json.loads(_gpu_pod_template(ALL_REDUCE, "gcp", "h100")["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert [item["network"] for item in h100] == ["default", *(f"vpc{i}" for i in range(1, 9))]
 
 
 def test_standalone_runs_get_the_base_nccl_env_under_their_own() -> None:

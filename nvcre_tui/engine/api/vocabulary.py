@@ -182,6 +182,9 @@ WORKLOAD_STALLED: Final = "WorkloadStalled"
 # NoExecute taint put on a Ready node, a drain's eviction, a preemption: the pod's DisruptionTarget condition): the run
 # ran and proved nothing, and no node is blamed (runners/kubernetes/pods.py, controllers/job.py).
 POD_DISRUPTED: Final = "PodDisrupted"
+# A Warning Event on a run whose fabric (catalog/_workloads/fabrics.yaml: GKE's GPUDirect-TCPXO) its nodes do not let
+# be rendered (a machine type, networks missing from their allocatable): it runs over TCP, and says why.
+FABRIC_NOT_RENDERED: Final = "FabricNotRendered"
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

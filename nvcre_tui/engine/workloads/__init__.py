@@ -18,6 +18,7 @@ from nvcre_tui.engine.workloads.batch import BATCH_API_VERSION, headless_service
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
 from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
+from nvcre_tui.engine.workloads.fabric import FabricOutcome, fabric_outcome, with_fabric
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
 from nvcre_tui.engine.workloads.objects import compute_domain, config_map
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
@@ -41,6 +42,7 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
     ssh_keys = (private, public) fills the batch MPI key Secret; None leaves it empty (offline render).
     WorkloadError when the spec cannot be expressed (e.g. an MPI other than OpenMPI).
     """
+    spec = with_fabric(spec, placement)  # what only the nodes tell (GKE's TCPXO networks): workloads/fabric.py
     objects = [obj for obj in (config_map(spec, placement), compute_domain(spec, placement)) if obj]
     if trainer:
         objects += [training_runtime(spec, placement), train_job(spec, placement)]
@@ -69,6 +71,6 @@ def workload_object_names(job: str) -> list[tuple[str, str, str]]:
 
 
 __all__ = [
-    "Placement", "WorkloadError", "group_run_spec", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
+    "FabricOutcome", "Placement", "WorkloadError", "fabric_outcome", "group_run_spec", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
     "standalone_spec", "trainer_served", "workload_manifests", "workload_name", "workload_object_names",
 ]

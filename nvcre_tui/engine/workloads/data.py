@@ -1,7 +1,8 @@
 """catalog/_workloads/: the workload data that is not part of a catalog entry.
 
 - pods.yaml: pod annotations (secondary networks) and tolerations per platform / architecture;
-- standalone.yaml: the base NCCL env and platform patches a standalone WorkloadRun gets.
+- standalone.yaml: the base NCCL env and platform patches a standalone WorkloadRun gets;
+- fabrics.yaml: fabrics whose pod pieces depend on what the group's Nodes carry (GKE's GPUDirect-TCPXO).
 Loaded strictly: a broken file is reported with its name and field.
 """
 
@@ -41,6 +42,45 @@ class PodData(WireModel):
     """pods.yaml."""
 
     overrides: list[PodOverride] = Field(default_factory=list)
+
+
+class NodeLabelNeed(WireModel):
+    """A label every node of the group must carry with one of `values`; `others` says why another value will not do."""
+
+    key: str = Field(min_length=1)
+    values: list[str] = Field(min_length=1)
+    others: dict[str, str] = Field(default_factory=dict)
+
+
+class NetworksNeed(WireModel):
+    """Secondary networks read from the nodes' allocatable (`<resourcePrefix><network>`), attached to `interfaces` in
+    natural name order through a JSON annotation listing `leading` first."""
+
+    resource_prefix: str = Field(min_length=1)
+    annotation: str = Field(min_length=1)
+    leading: list[dict[str, str]] = Field(default_factory=list)
+    interfaces: list[str] = Field(min_length=1)
+
+
+class Fabric(WireModel):
+    """One fabric of fabrics.yaml: what it needs of the nodes, and what it adds to the run and its GPU pods."""
+
+    name: str = Field(min_length=1)
+    when: OverrideWhen = Field(default_factory=OverrideWhen)
+    used_by: str = Field(min_length=1)  # an env variable: the fabric is for runs that set it
+    node_label: NodeLabelNeed | None = None
+    networks: NetworksNeed | None = None
+    annotations: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    sidecars: list[dict[str, JsonValue]] = Field(default_factory=list)
+    volumes: list[dict[str, JsonValue]] = Field(default_factory=list)
+    volume_mounts: list[dict[str, JsonValue]] = Field(default_factory=list)
+
+
+class FabricData(WireModel):
+    """fabrics.yaml."""
+
+    fabrics: list[Fabric] = Field(default_factory=list)
 
 
 STANDALONE_VARIABLES = frozenset({"mnnvl", "mlnxPerNode"})  # the placeholders env.standalone_spec fills
@@ -88,3 +128,9 @@ def pod_data(root: Path | None = None) -> PodData:
 def standalone_data(root: Path | None = None) -> StandaloneData:
     """standalone.yaml (cached per catalog folder)."""
     return _load("standalone.yaml", StandaloneData, root)
+
+
+@functools.lru_cache(maxsize=4)
+def fabric_data(root: Path | None = None) -> FabricData:
+    """fabrics.yaml (cached per catalog folder)."""
+    return _load("fabrics.yaml", FabricData, root)

@@ -39,6 +39,8 @@ class Placement:
     taint_selectors: tuple[TaintSelector, ...] = ()
     hostnames: Mapping[str, str] = field(default_factory=dict)  # node name -> kubernetes.io/hostname label
     priority_class: str | None = None  # the category's priorityClassName option
+    # node name -> its Node object, where known: what a fabric reads of the nodes (workloads/fabric.py)
+    node_objects: Mapping[str, Node] = field(default_factory=dict)
 
     def hostname(self, node: str) -> str:
         """The node's kubernetes.io/hostname label (usually, not always, its name)."""
@@ -84,7 +86,8 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
     return Placement(job=job["metadata"]["name"], namespace=job["metadata"].get("namespace") or "default",
                      nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
                      owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,
-                     taint_selectors=tuple(taint_selectors), hostnames=hostnames, priority_class=priority_class)
+                     taint_selectors=tuple(taint_selectors), hostnames=hostnames, priority_class=priority_class,
+                     node_objects={node_name(node): node for node in group})
 
 
 def label_value(text: str) -> str:

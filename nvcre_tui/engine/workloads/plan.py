@@ -1,14 +1,15 @@
 """A rendered certification category -> the workload objects each of its planned groups would create
-(what `nvcre certification render --workloads` prints)."""
+(what `nvcre certification render --workloads` prints), and why a group's fabric is not rendered."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.planning.render import RenderedCategory
-from nvcre_tui.engine.workloads import group_run_spec, workload_manifests
+from nvcre_tui.engine.workloads import fabric_outcome, group_run_spec, workload_manifests
 from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.workloads.placement import Placement, hostnames_of
 
@@ -24,6 +25,7 @@ class GroupWorkloads:
     job: str
     nodes: tuple[str, ...]
     objects: list[Obj]
+    note: str | None = None  # why the run's fabric is not rendered on these nodes (workloads/fabric.py)
 
 
 def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True) -> list[GroupWorkloads]:
@@ -42,7 +44,11 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
                        diagnose=orchestration.diagnose is not None)
         placement = Placement(job=job, namespace=namespace, nodes=nodes, platform=status.detected_platform or "onprem",
                               architecture=status.detected_gpu_architecture or "unknown", gang=spec.gang_scheduler,
-                              hostnames=hostnames_of(item.discovery.nodes), priority_class=spec.priority_class_name)
-        objects = workload_manifests(group_run_spec(spec, list(nodes)), placement, trainer=trainer)
-        result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=nodes, objects=objects))
+                              hostnames=hostnames_of(item.discovery.nodes), priority_class=spec.priority_class_name,
+                              node_objects={node_name(node): node for node in item.discovery.nodes if node_name(node) in nodes})
+        run = group_run_spec(spec, list(nodes))
+        objects = workload_manifests(run, placement, trainer=trainer)
+        fabric = fabric_outcome(run, placement)
+        result.append(GroupWorkloads(category=item.entry.key, group=group.name, job=job, nodes=nodes, objects=objects,
+                                     note=fabric.note if fabric else None))
     return result

@@ -10,6 +10,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_HOSTNAME, LABEL_JOB, LABEL_MAN
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.workloads.container import pod_claims, requested_nics, volumes
 from nvcre_tui.engine.workloads.data import PerNic, PodOverride, pod_data
+from nvcre_tui.engine.workloads.fabric import fabric_annotations
 from nvcre_tui.engine.workloads.placement import Placement
 
 Obj = dict[str, Any]
@@ -32,7 +33,8 @@ def _pod_overrides(spec: WorkloadRunSpec, placement: Placement) -> list[PodOverr
 
 def pod_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
     """Annotations of the GPU pods from catalog/_workloads/pods.yaml (secondary networks); a per-NIC
-    network follows the NICs the pod actually requests (none for a run that takes no NICs, e.g. DCGM)."""
+    network follows the NICs the pod actually requests (none for a run that takes no NICs, e.g. DCGM); then those of
+    the run's fabric (fabrics.yaml), when its nodes let it be rendered."""
     nics = requested_nics(spec)
     result: dict[str, str] = {}
     for item in _pod_overrides(spec, placement):
@@ -43,7 +45,7 @@ def pod_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, st
                     continue
                 value = ",".join([value.per_nic] * nics)
             result[key] = value
-    return result
+    return {**result, **fabric_annotations(spec, placement)}
 
 
 def pod_template(spec: WorkloadRunSpec, placement: Placement, role: str, pod: Obj) -> Obj:

@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING,
-                                             NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
+from nvcre_tui.engine.api.vocabulary import (FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED,
+                                             NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -42,7 +42,7 @@ from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import listed
-from nvcre_tui.engine.workloads import WorkloadError, workload_name, workload_object_names
+from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
@@ -296,6 +296,8 @@ class KubernetesRunner:
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
         now = format_time(self.clock.now())
+        if (fabric := fabric_outcome(spec, where)) is not None and fabric.note is not None:
+            await self._fabric_event(run, fabric.note)
         patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
         if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
@@ -447,6 +449,14 @@ class KubernetesRunner:
     def _failed(self, reason: str, message: str) -> Obj:
         """A run failed before any pod of it was made: no container exited, so it has no exit code."""
         return {"phase": FAILED, "reason": reason, "message": message, "completionTime": format_time(self.clock.now())}
+
+    async def _fabric_event(self, run: Obj, note: str) -> None:
+        """A Warning Event on the run naming why its fabric was not rendered (it runs over TCP, and its result's Socket
+        note says so); one the server refuses (RBAC trimmed, a namespace closing) does not stop the run."""
+        try:
+            await self.store.record_event(run, "Warning", FABRIC_NOT_RENDERED, note)
+        except StoreError:
+            pass
 
     async def _patch(self, run: Obj, patch: Obj) -> Obj | None:
         meta = run["metadata"]

@@ -1,0 +1,138 @@
+"""Fabrics whose pod pieces depend on what the group's Nodes carry (catalog/_workloads/fabrics.yaml): GKE A3 Mega's
+GPUDirect-TCPXO takes the receive-datapath daemon as a sidecar, the plugin's host volumes, its env, and secondary
+networks eth1..eth8 whose GKE network names only the nodes' allocatable tells.
+
+A fabric applies to a run when its `when` matches the placement and the run's env sets its `usedBy` variable; it is
+rendered only when every node of the group carries what it needs, else nothing of it is (a half-rendered fabric
+would not start, or hang NCCL), and `FabricOutcome.problem` says why: the runner records it in an Event on the run,
+`render --workloads` prints it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from nvcre_tui.engine.api.fit import allocatable
+from nvcre_tui.engine.api.nodes import node_labels
+from nvcre_tui.engine.api.resources import WorkloadRunSpec
+from nvcre_tui.engine.workloads.data import Fabric, NetworksNeed, fabric_data
+from nvcre_tui.engine.workloads.placement import Placement
+
+Obj = dict[str, Any]
+SIDECAR_RESTART = "Always"  # an init container that restarts is a native sidecar (Kubernetes 1.29 on)
+
+
+@dataclass(frozen=True)
+class FabricOutcome:
+    """A fabric that applies to a run: the networks its pods attach, or why it is not rendered."""
+
+    fabric: Fabric
+    networks: tuple[str, ...] = ()
+    problem: str | None = None
+
+    @property
+    def note(self) -> str | None:
+        """The one line said of a run it is not rendered for; None when it is."""
+        if self.problem is None:
+            return None
+        return (f"{self.fabric.name} not rendered: {self.problem}; NCCL between the nodes goes over TCP on eth0 "
+                "(its result's note says so)")
+
+
+def _natural(text: str) -> list[str | int]:
+    return [int(part) if index % 2 else part for index, part in enumerate(re.split(r"(\d+)", text))]
+
+
+def node_networks(node: Obj, need: NetworksNeed) -> list[str]:
+    """The networks a node's allocatable lists (`<prefix><network>` > 0; a network's `.IP` entry and the `leading`
+    ones left out), in natural name order."""
+    status = node.get("status") or {}
+    found = status.get("allocatable") if isinstance(status, dict) else None
+    skip = {item.get("network") for item in need.leading}
+    names = [key[len(need.resource_prefix):] for key in (found or {}) if isinstance(key, str) and key.startswith(need.resource_prefix)]
+    return sorted((name for name in names if name and "." not in name and name not in skip
+                   and (allocatable(node, need.resource_prefix + name) or 0) > 0), key=_natural)
+
+
+def _label_problem(fabric: Fabric, name: str, node: Obj) -> str | None:
+    need = fabric.node_label
+    if need is None:
+        return None
+    value = node_labels(node).get(need.key)
+    if value in need.values:
+        return None
+    wanted = f"{fabric.name} needs {need.key}={' or '.join(need.values)}"
+    if value is None:
+        return f"node {name} has no {need.key} label ({wanted})"
+    return f"node {name} is {need.key}={value}: {need.others.get(value) or wanted}"
+
+
+def _outcome(fabric: Fabric, spec: WorkloadRunSpec, placement: Placement) -> FabricOutcome:
+    networks: tuple[str, ...] | None = None
+    first = ""
+    for name in placement.nodes:
+        node = placement.node_objects.get(name)
+        if node is None:
+            return FabricOutcome(fabric, problem=f"node {name}'s Node was not read")
+        if (problem := _label_problem(fabric, name, dict(node))) is not None:
+            return FabricOutcome(fabric, problem=problem)
+        need = fabric.networks
+        if need is None:
+            continue
+        found = tuple(node_networks(dict(node), need))
+        if len(found) != len(need.interfaces):
+            listed = ", ".join(found) or "none"
+            return FabricOutcome(fabric, problem=(
+                f"node {name}'s allocatable lists {len(found)} GKE networks ({need.resource_prefix}*: {listed}), "
+                f"not the {len(need.interfaces)} it attaches to {need.interfaces[0]}..{need.interfaces[-1]}"))
+        if networks is not None and found != networks:
+            return FabricOutcome(fabric, problem=f"nodes {first} and {name} list different networks ({', '.join(networks)}; {', '.join(found)})")
+        networks, first = found, first or name
+    # a volume of the run's own by a name the fabric's takes (its own, already added, is the same)
+    own = {str(volume.get("name")): volume for volume in spec.volumes or []}
+    taken = sorted(str(v.get("name")) for v in fabric.volumes if str(v.get("name")) in own and own[str(v.get("name"))] != v)
+    if taken:
+        return FabricOutcome(fabric, problem=f"the run's own volume {', '.join(taken)} has the name of one it adds")
+    return FabricOutcome(fabric, networks=networks or ())
+
+
+def fabric_outcome(spec: WorkloadRunSpec, placement: Placement) -> FabricOutcome | None:
+    """The fabric that applies to the run on this placement (rendered or why not); None when none does."""
+    env = {var.name for var in spec.env or []}
+    for fabric in fabric_data().fabrics:
+        if fabric.when.matches(placement.platform, placement.architecture) and fabric.used_by in env:
+            return _outcome(fabric, spec, placement)
+    return None
+
+
+def with_fabric(spec: WorkloadRunSpec, placement: Placement) -> WorkloadRunSpec:
+    """`spec` with its fabric's env (names the run sets stay its own), sidecars (after the run's init containers),
+    volumes and GPU-container mounts added when it is rendered; `spec` itself otherwise."""
+    outcome = fabric_outcome(spec, placement)
+    if outcome is None or outcome.problem is not None:
+        return spec
+    fabric = outcome.fabric
+    wire = spec.to_wire()
+    taken = {var.name for var in spec.env or []}
+    wire["env"] = [*wire.get("env", []), *({"name": name, "value": value} for name, value in fabric.env.items() if name not in taken)]
+    sidecars = [{**sidecar, "restartPolicy": SIDECAR_RESTART} for sidecar in fabric.sidecars]
+    wire["initContainers"] = [*wire.get("initContainers", []), *(c for c in sidecars if c not in (spec.init_containers or []))]
+    wire["volumes"] = [*wire.get("volumes", []), *(v for v in fabric.volumes if v not in (spec.volumes or []))]
+    wire["volumeMounts"] = [*wire.get("volumeMounts", []), *(m for m in fabric.volume_mounts if m not in (spec.volume_mounts or []))]
+    return WorkloadRunSpec.model_validate(json.loads(json.dumps(wire)))
+
+
+def fabric_annotations(spec: WorkloadRunSpec, placement: Placement) -> dict[str, str]:
+    """The GPU pods' annotations of the run's rendered fabric: its own, and the networks' interface list."""
+    outcome = fabric_outcome(spec, placement)
+    if outcome is None or outcome.problem is not None:
+        return {}
+    fabric = outcome.fabric
+    result = dict(fabric.annotations)
+    if (need := fabric.networks) is not None:
+        attached = [*need.leading, *({"interfaceName": nic, "network": net} for nic, net in zip(need.interfaces, outcome.networks))]
+        result[need.annotation] = json.dumps(attached, separators=(",", ":"))
+    return result

@@ -1,0 +1,79 @@
+"""A run whose fabric its nodes do not let be rendered (GKE A3 High H100: GPUDirect-TCPXO is A3 Mega's) still runs,
+over TCP, and says why: a FabricNotRendered Warning Event on the run. A run on
+A3 Mega nodes carrying the 8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.api.vocabulary import FABRIC_NOT_RENDERED
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store.protocol import BATCH_JOB, EVENT, JOB, NODE, WORKLOADRUN
+from tests.kube.cluster import installed, store_on
+from tests.runner.harness import register_gpu_nodes
+
+NODES = ["gpu-node-01", "gpu-node-02"]
+SPEC = {"image": "nvcr.io/nvidia/pytorch:25.06-py3", "numNodes": 2, "gpusPerNode": 8, "target": {"nodeNames": NODES},
+        "framework": {"torch": {"script": "train.py"}},
+        "env": [{"name": "NCCL_FASTRAK_IFNAME", "value": "eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8"}]}
+
+
+def _scenario(folder: Path, machine: str) -> Path:
+    path = folder / "scenario.yaml"
+    path.write_text(json.dumps({"name": "gke", "seed": 1, "nodes": [
+        {"count": 2, "providerID": "gce://project/us-central1-c/gke-a3-{index:02d}", "labels": {"node.kubernetes.io/instance-type": machine}}]}))
+    return path
+
+
+async def _start(folder: Path, machine: str, networks: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The run's status, the Events on it and its batch Job, once the runner started it on two GKE H100 nodes."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(_scenario(folder, machine)))
+            for name in NODES:  # GKE lists a node pool's networks in its Nodes' allocatable
+                node = await admin.get(NODE, name)
+                allocatable = {**node["status"]["allocatable"], **{f"networking.gke.io.networks/gpu-nic{i}": "1" for i in range(networks)}}
+                await admin.patch_status(NODE, name, None, {"allocatable": allocatable}, None)
+            job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                                           "metadata": {"name": "cert-job", "namespace": "default",
+                                                        "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(NODES)}},
+                                           "spec": {"workload": {"workloadRun": SPEC}}})
+            owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
+            created = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": SPEC,
+                                                       "metadata": {"name": "cert-job-run", "namespace": "default", "ownerReferences": [owner]}})
+            runner = KubernetesRunner(admin, clock, admin, trainer=False)
+            try:
+                await runner.reconcile_run(created)
+            finally:
+                await runner.close()
+            run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
+            events = [e for e in (await admin.list(EVENT, "default")).items if e["involvedObject"].get("name") == "cert-job-run"]
+            return run["status"], events, await admin.get(BATCH_JOB, "cert-job-workload", "default")
+        finally:
+            await admin.close()
+
+
+def test_a_run_on_a3_high_nodes_goes_over_tcp_and_says_why(tmp_path: Path) -> None:
+    status, events, job = asyncio.run(_start(tmp_path, "a3-highgpu-8g", networks=4))
+    assert status["phase"] == "Scheduling", status
+    why = "GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g"
+    assert [(e["type"], e["reason"]) for e in events] == [("Warning", FABRIC_NOT_RENDERED)]
+    assert events[0]["message"].startswith(why)
+    assert "initContainers" not in job["spec"]["template"]["spec"]
+
+
+def test_a_run_on_a3_mega_nodes_gets_the_daemon_and_their_networks(tmp_path: Path) -> None:
+    status, events, job = asyncio.run(_start(tmp_path, "a3-megagpu-8g", networks=8))
+    assert status["phase"] == "Scheduling" and events == [], status
+    template = job["spec"]["template"]
+    assert [c["name"] for c in template["spec"]["initContainers"]] == ["tcpxo-daemon"]
+    attached = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert [a["network"] for a in attached] == ["default", *(f"gpu-nic{i}" for i in range(8))]

@@ -1,0 +1,120 @@
+"""GKE A3 Mega's GPUDirect-TCPXO (catalog/_workloads/fabrics.yaml): rendered from what the group's Nodes carry (the
+machine type, the GPU NIC networks of their allocatable), and otherwise not at all, saying why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.workloads import fabric_outcome, workload_manifests
+from tests.workloads.matrix import GROUP_NODES, gke_a3_mega, placement, run_spec
+
+NCCL = "communication/nccl-all-reduce"
+
+
+def _worker_pod(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    runtime = next(obj for obj in objects if obj["kind"] == "TrainingRuntime")
+    return runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+
+
+def _render(entry: str, nodes: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], str | None]:
+    spec = run_spec(entry, "gcp", "h100")
+    where = placement(entry, "gcp", "h100", node_objects=nodes)
+    outcome = fabric_outcome(spec, where)
+    return _worker_pod(workload_manifests(spec, where)), outcome.note if outcome else None
+
+
+def _networks(node: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    node["status"]["allocatable"] = {"nvidia.com/gpu": "8", **{f"networking.gke.io.networks/{name}": "1" for name in names},
+                                     **{f"networking.gke.io.networks/{name}.IP": "1" for name in names}}
+    return node
+
+
+def test_a3_mega_nodes_get_the_daemon_sidecar_host_volumes_and_their_networks_in_natural_order() -> None:
+    names = [f"gpu-nic{i}" for i in (10, 2, 3, 4, 5, 6, 7, 8)]  # gpu-nic10 sorts after gpu-nic8, not before gpu-nic2
+    pod, note = _render(NCCL, {name: _networks(gke_a3_mega(name), names) for name in GROUP_NODES})
+    assert note is None
+    attached = json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert attached[0] == {"interfaceName": "eth0", "network": "default"}
+    assert [(a["interfaceName"], a["network"]) for a in attached[1:]] == [
+        (f"eth{i}", f"gpu-nic{n}") for i, n in enumerate((2, 3, 4, 5, 6, 7, 8, 10), start=1)]
+    daemon = next(c for c in pod["spec"]["initContainers"] if c["name"] == "tcpxo-daemon")
+    assert daemon["restartPolicy"] == "Always"  # a native sidecar: it does not keep a finished pod running
+    hostpaths = {v["hostPath"]["path"] for v in pod["spec"]["volumes"] if "hostPath" in v}
+    assert hostpaths == {"/home/kubernetes/bin/nvidia", "/sys", "/proc/sys", "/dev/aperture_devices"}
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert env["NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY"] == "/dev/aperture_devices"
+
+
+def test_training_on_a3_mega_gets_it_after_its_own_init_container_and_dcgm_does_not() -> None:
+    nodes = {name: gke_a3_mega(name) for name in GROUP_NODES}
+    pod, note = _render("training/nemotron5-8b", nodes)
+    assert note is None
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["megatron-clone", "tcpxo-daemon"]
+    dcgm, dcgm_note = _render("diagnostics/dcgm-level4", nodes)
+    assert dcgm_note is None
+    assert "initContainers" not in dcgm["spec"] and "networking.gke.io/interfaces" not in dcgm["metadata"].get("annotations", {})
+
+
+def _not_rendered(pod: dict[str, Any]) -> bool:
+    return "initContainers" not in pod["spec"] and not any("hostPath" in v for v in pod["spec"]["volumes"]) \
+        and "networking.gke.io/interfaces" not in (pod["metadata"].get("annotations") or {})
+
+
+def test_a3_high_nodes_are_not_given_tcpxo_and_are_told_why() -> None:
+    nodes = {name: gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g") for name in GROUP_NODES}
+    pod, note = _render(NCCL, nodes)
+    assert _not_rendered(pod)
+    assert note is not None and note.startswith("GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g")
+    assert "GPUDirect-TCPX" in note and "over TCP" in note
+
+
+def test_a_node_short_of_networks_leaves_tcpxo_out_naming_it() -> None:
+    nodes = {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0]), GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1], networks=7)}
+    pod, note = _render(NCCL, nodes)
+    assert _not_rendered(pod)
+    assert note is not None and "node gpu-node-02's allocatable lists 7 GKE networks" in note and "eth1..eth8" in note
+
+
+def test_nodes_on_different_networks_leave_tcpxo_out() -> None:
+    nodes = {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0]),
+             GROUP_NODES[1]: _networks(gke_a3_mega(GROUP_NODES[1]), [f"other{i}" for i in range(1, 9)])}
+    pod, note = _render(NCCL, nodes)
+    assert _not_rendered(pod)
+    assert note is not None and "nodes gpu-node-01 and gpu-node-02 list different networks" in note
+
+
+def test_a_node_without_its_machine_type_label_or_unread_leaves_tcpxo_out() -> None:
+    bare = gke_a3_mega(GROUP_NODES[0])
+    del bare["metadata"]["labels"]["node.kubernetes.io/instance-type"]
+    pod, note = _render(NCCL, {GROUP_NODES[0]: bare, GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1])})
+    assert _not_rendered(pod)
+    assert note is not None and "node gpu-node-01 has no node.kubernetes.io/instance-type label" in note
+    pod, note = _render(NCCL, {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0])})
+    assert _not_rendered(pod) and note is not None and "node gpu-node-02's Node was not read" in note
+
+
+def test_render_workloads_says_over_the_group_why_tcpxo_is_not_rendered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = []
+    for name in GROUP_NODES:
+        node = gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g")
+        node["metadata"]["labels"] |= {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+        node["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        nodes.append(node)
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    (tmp_path / "cert.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "gke"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                 "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}}))
+    args = ["certification", "render", str(tmp_path / "cert.yaml"), "--workloads", "--nodes", str(tmp_path / "nodes.yaml")]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    why = "GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g"
+    assert lines[0].startswith("# communication/nccl-all-reduce") and lines[1].startswith(f"# {why}")
+    assert main([*args, "-o", "json"]) == 0
+    assert capsys.readouterr().err.startswith(f"nvcre: communication/nccl-all-reduce group-0: {why}")

@@ -458,6 +458,25 @@ async def test_reset_counts_the_configmaps_it_deleted_per_namespace_in_one_line(
     assert (await admin.list(CONFIGMAP, "default")).items == [] and (await admin.list(CONFIGMAP, "team-a")).items == []
 
 
+async def test_reset_deletes_a_roce_claim_template_only_nvcre_objects_owned(server, kubeconfig, admin, capsys) -> None:
+    """AWS GB300's RoCE ResourceClaimTemplate (resource.k8s.io, a run's own, owned by its Job) stays, like a ComputeDomain,
+    where no garbage collector follows the ownerReferences: reset deletes it in the DRA version the server serves."""
+    from tests.runner.harness import served
+    from tests.runner.test_claim_templates import V1BETA2, _dra_crd
+
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    cert = await create_certification(admin)
+    await admin.create(CRD, _dra_crd("v1beta2"))
+    await served(admin, {"resource.k8s.io/v1beta2": ["resourceclaimtemplates"]})
+    ref = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"]}]
+    await admin.create(V1BETA2, {"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceClaimTemplate",
+                                 "metadata": {"name": "c-job-roce-1f0e4a9e", "namespace": "default", "ownerReferences": ref}, "spec": {}})
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert "resourceclaimtemplate.resource.k8s.io/c-job-roce-1f0e4a9e in default deleted (its nvcre owners are gone)" in out.splitlines()
+    assert (await admin.list(V1BETA2, "default")).items == []
+
+
 async def test_init_into_a_second_namespace_is_refused_before_anything_is_applied(server, kubeconfig, admin, capsys) -> None:
     """`setup init -n other` on a cluster installed in nvcre-system force-applied the cluster-wide ClusterRoleBinding
     nvcre-engine to other's ServiceAccount: the first install's engine lost its rights, and two Leases elected two

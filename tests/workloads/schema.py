@@ -6,7 +6,8 @@
 - Kubeflow Trainer v1alpha1 TrainJob / TrainingRuntime and the JobSet spec inside it: a minimal schema
   written from the upstream Go types (pkg/apis/trainer/v1alpha1/*_types.go and the CRD YAML, Trainer
   v2.2+, JobSet v0.12); embedded Kubernetes types (JobSpec, EnvVar ...) again go to the models;
-- NVIDIA DRA driver ComputeDomain (resource.nvidia.com/v1beta1): spec.numNodes and spec.channel.
+- NVIDIA DRA driver ComputeDomain (resource.nvidia.com/v1beta1): spec.numNodes and spec.channel;
+- Kubernetes DRA ResourceClaimTemplate (resource.k8s.io v1, v1beta2, v1beta1): the models again.
 """
 
 from __future__ import annotations
@@ -159,6 +160,10 @@ SCHEMAS: dict[tuple[str, str], Schema] = {
     ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): TRAINING_RUNTIME,
     ("resource.nvidia.com/v1beta1", "ComputeDomain"): COMPUTE_DOMAIN,
     ("batch/v1", "Job"): "V1Job", ("v1", "Service"): "V1Service", ("v1", "ConfigMap"): "V1ConfigMap", ("v1", "Secret"): "V1Secret",
+    # AWS GB300's RoCE claim template, in each DRA version a server may serve
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): "V1ResourceClaimTemplate",
+    ("resource.k8s.io/v1beta2", "ResourceClaimTemplate"): "V1beta2ResourceClaimTemplate",
+    ("resource.k8s.io/v1beta1", "ResourceClaimTemplate"): "V1beta1ResourceClaimTemplate",
 }
 RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 

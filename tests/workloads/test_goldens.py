@@ -39,6 +39,7 @@ FULL_CASES: dict[str, tuple[str, str, str, bool, bool]] = {
     "trainer-torch-azure-h100-kai": ("training/nemotron5-56b", "azure", "h100", True, True),
     "trainer-exec-gcp-h100": ("communication/nccl-loopback", "gcp", "h100", True, False),
     "trainer-mpi-gcp-h100-tcpxo": ("communication/nccl-all-gather", "gcp", "h100", True, False),
+    "trainer-mpi-aws-gb300-roce": ("communication/nccl-all-reduce", "aws", "gb300", True, False),
     "trainer-exec-dcgm-oci-h100": ("diagnostics/dcgm-level4", "oci", "h100", True, False),
     "batch-mpi-azure-h100": ("communication/nccl-alltoall", "azure", "h100", False, False),
     "batch-mpi-gcp-gb200-kai": ("communication/nccl-all-reduce", "gcp", "gb200", False, True),

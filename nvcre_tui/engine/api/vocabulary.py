@@ -120,6 +120,10 @@ TRAINER_API_VERSION: Final = f"{TRAINER_GROUP}/{TRAINER_VERSION}"
 COMPUTE_DOMAIN_GROUP: Final = "resource.nvidia.com"  # the NVIDIA DRA driver's ComputeDomain (GB200 / GB300 MNNVL)
 COMPUTE_DOMAIN_VERSION: Final = "v1beta1"
 COMPUTE_DOMAIN_API_VERSION: Final = f"{COMPUTE_DOMAIN_GROUP}/{COMPUTE_DOMAIN_VERSION}"
+# Kubernetes' DRA API (ResourceClaimTemplates a run's claims take, catalog/_workloads/claims.yaml): the versions whose
+# ResourceClaimTemplate nvcre writes, newest first (v1 from Kubernetes 1.34; v1beta2 1.33; v1beta1 1.32, another shape).
+DRA_GROUP: Final = "resource.k8s.io"
+DRA_VERSIONS: Final = ("v1", "v1beta2", "v1beta1")
 
 
 # -- ours: condition types (status.conditions) -----------------------------------------------------------------

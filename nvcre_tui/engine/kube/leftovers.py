@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN, TRAINING_RUNTIME, TRAINJOB
+from nvcre_tui.engine.runners.kubernetes.create import CLAIM_TEMPLATES, COMPUTE_DOMAIN, TRAINING_RUNTIME, TRAINJOB
 from nvcre_tui.engine.store.errors import Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.events import EVENT_COMPONENT
 from nvcre_tui.engine.store.owned import delete_owned
@@ -19,7 +19,9 @@ from nvcre_tui.engine.units import count
 
 Obj = dict[str, Any]
 # Every kind an nvcre object owns outside its own group (workloads/, judging/results.py, the CLI's pull secrets).
-OWNED_KINDS: tuple[ResourceKind, ...] = (TRAINJOB, TRAINING_RUNTIME, BATCH_JOB, SERVICE, COMPUTE_DOMAIN, CONFIGMAP, SECRET)
+# ResourceClaimTemplates in every version nvcre writes: a server serving several lists the same objects in each, and
+# the first version's pass deletes them.
+OWNED_KINDS: tuple[ResourceKind, ...] = (TRAINJOB, TRAINING_RUNTIME, BATCH_JOB, SERVICE, COMPUTE_DOMAIN, *CLAIM_TEMPLATES, CONFIGMAP, SECRET)
 
 
 def nvcre_owner(ref: Mapping[str, Any]) -> bool:

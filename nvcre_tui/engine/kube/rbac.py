@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import meta_of
-from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, ENGINE_NAME, TRAINER_GROUP
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, DRA_GROUP, ENGINE_NAME, TRAINER_GROUP
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, LEASE, NVCRE_GROUP, VALIDATION_REQUEST
 
 __all__ = [
@@ -81,6 +81,9 @@ CLUSTER_RULES: list[Rule] = [
     _rule([""], ["services"], ["get", "create", "delete"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash.
     _rule([COMPUTE_DOMAIN_GROUP], ["computedomains"], ["create", "get"]),
+    # AWS GB300: the run's own DRA ResourceClaimTemplate of its RoCE NICs (catalog/_workloads/claims.yaml); get on a
+    # create clash. Never deleted by the engine: owned by the run's Job, a garbage collector removes it with it.
+    _rule([DRA_GROUP], ["resourceclaimtemplates"], ["create", "get"]),
 ]
 
 # Role nvcre-engine in the install namespace: the one engine Lease (engine/lease.py).

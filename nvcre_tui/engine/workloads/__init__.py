@@ -13,14 +13,14 @@ import json
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import TRAINER_API_VERSION
+from nvcre_tui.engine.api.vocabulary import DRA_VERSIONS, TRAINER_API_VERSION
 from nvcre_tui.engine.workloads.batch import BATCH_API_VERSION, headless_service, indexed_job, service_name
 from nvcre_tui.engine.workloads.batch import ssh_keys as batch_ssh_keys
 from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.fabric import FabricOutcome, fabric_outcome, with_fabric
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
-from nvcre_tui.engine.workloads.objects import compute_domain, config_map
+from nvcre_tui.engine.workloads.objects import compute_domain, config_map, device_claim_templates
 from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
 from nvcre_tui.engine.workloads.trainjob import runtime_name, train_job, training_runtime
 
@@ -34,16 +34,18 @@ def group_run_spec(spec: WorkloadRunSpec, nodes: list[str]) -> WorkloadRunSpec:
 
 
 def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: bool = True,
-                       ssh_keys: tuple[str, str] | None = None) -> list[Obj]:
+                       ssh_keys: tuple[str, str] | None = None, dra_version: str = DRA_VERSIONS[0]) -> list[Obj]:
     """Every object of the run in creation order (what is referenced comes first).
 
-    trainer=True: [ConfigMap], [ComputeDomain], TrainingRuntime, TrainJob.
-    trainer=False: [ConfigMap], [ComputeDomain], [ssh key Secret (mpi)], Service, Job (batch/v1).
+    trainer=True: [ConfigMap], [ComputeDomain], [ResourceClaimTemplate...], TrainingRuntime, TrainJob.
+    trainer=False: [ConfigMap], [ComputeDomain], [ResourceClaimTemplate...], [ssh key Secret (mpi)], Service, Job (batch/v1).
     ssh_keys = (private, public) fills the batch MPI key Secret; None leaves it empty (offline render).
+    dra_version: the resource.k8s.io version the ResourceClaimTemplates are written in (the server's, by discovery).
     WorkloadError when the spec cannot be expressed (e.g. an MPI other than OpenMPI).
     """
     spec = with_fabric(spec, placement)  # what only the nodes tell (GKE's TCPXO networks): workloads/fabric.py
     objects = [obj for obj in (config_map(spec, placement), compute_domain(spec, placement)) if obj]
+    objects += device_claim_templates(spec, placement, dra_version)
     if trainer:
         objects += [training_runtime(spec, placement), train_job(spec, placement)]
     else:
@@ -59,8 +61,8 @@ def workload_object_names(job: str) -> list[tuple[str, str, str]]:
     """(apiVersion, kind, name) of the objects `workload_manifests` may make for the runs of nvcre Job `job` (or of
     a standalone WorkloadRun of that name) that the engine deletes when the Job goes and no garbage collector follows
     its ownerReferences, the pods' owners first: the TrainJob or batch Job, TrainingRuntime and Service. Its
-    ConfigMaps, ssh key Secret and ComputeDomain stay for a garbage collector (the engine may not delete those kinds); their names
-    carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
+    ConfigMaps, ssh key Secret, ComputeDomain and ResourceClaimTemplates stay for a garbage collector (the engine may not
+    delete those kinds); their names carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
     where = Placement(job=job, namespace="", nodes=(), platform="", architecture="")
     return [
         (TRAINER_API_VERSION, "TrainJob", workload_name(job)),

@@ -14,6 +14,7 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import RESOURCE_NIC
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.names import config_key_problem
+from nvcre_tui.engine.workloads.data import claim_data
 from nvcre_tui.engine.workloads.placement import Placement, kept_name
 
 Obj = dict[str, Any]
@@ -59,12 +60,25 @@ def claim_template_name(placement: Placement) -> str:
     return kept_name(placement, "-channel")
 
 
+def device_claim_template_name(placement: Placement, claim: str) -> str | None:
+    """The run's own ResourceClaimTemplate (`<job><suffix>`) of a claim catalog/_workloads/claims.yaml names; None for
+    any other claim (the ComputeDomain's channel)."""
+    template = claim_data().find(claim)
+    return kept_name(placement, template.suffix) if template else None
+
+
+def channel_claims(spec: WorkloadRunSpec) -> list[str]:
+    """The run's claims that take the ComputeDomain's channel (those claims.yaml does not name)."""
+    return [claim for claim in spec.resource_claims or [] if claim_data().find(claim) is None]
+
+
 def pod_claims(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
-    """Pod resourceClaims: each claim the catalog names takes the ComputeDomain's channel template."""
+    """Pod resourceClaims: a claim claims.yaml names takes the run's own template of it (AWS GB300's RoCE NICs), every
+    other the ComputeDomain's channel template."""
     if not spec.resource_claims:
         return None
-    template = claim_template_name(placement)
-    return [{"name": claim, "resourceClaimTemplateName": template} for claim in spec.resource_claims]
+    return [{"name": claim, "resourceClaimTemplateName": device_claim_template_name(placement, claim) or claim_template_name(placement)}
+            for claim in spec.resource_claims]
 
 
 def config_map_name(placement: Placement) -> str:

@@ -2,7 +2,8 @@
 
 - pods.yaml: pod annotations (secondary networks) and tolerations per platform / architecture;
 - standalone.yaml: the base NCCL env and platform patches a standalone WorkloadRun gets;
-- fabrics.yaml: fabrics whose pod pieces depend on what the group's Nodes carry (GKE's GPUDirect-TCPXO).
+- fabrics.yaml: fabrics whose pod pieces depend on what the group's Nodes carry (GKE's GPUDirect-TCPXO);
+- claims.yaml: the DRA ResourceClaimTemplates a run's resourceClaims may name besides the ComputeDomain channel.
 Loaded strictly: a broken file is reported with its name and field.
 """
 
@@ -83,6 +84,32 @@ class FabricData(WireModel):
     fabrics: list[Fabric] = Field(default_factory=list)
 
 
+class DeviceRequest(WireModel):
+    """`count` devices of one DeviceClass, asked by name in a claim."""
+
+    name: str = Field(min_length=1)
+    device_class_name: str = Field(min_length=1)
+    count: int = Field(ge=1)
+
+
+class ClaimTemplate(WireModel):
+    """The ResourceClaimTemplate `<job><suffix>` a pod claim named `claim` takes."""
+
+    claim: str = Field(min_length=1)
+    suffix: str = Field(pattern=r"^-[a-z0-9-]+$")
+    requests: list[DeviceRequest] = Field(min_length=1)
+
+
+class ClaimData(WireModel):
+    """claims.yaml."""
+
+    templates: list[ClaimTemplate] = Field(default_factory=list)
+
+    def find(self, claim: str) -> ClaimTemplate | None:
+        """The template of a claim name; None: the ComputeDomain's channel."""
+        return next((item for item in self.templates if item.claim == claim), None)
+
+
 STANDALONE_VARIABLES = frozenset({"mnnvl", "mlnxPerNode"})  # the placeholders env.standalone_spec fills
 
 
@@ -134,3 +161,9 @@ def standalone_data(root: Path | None = None) -> StandaloneData:
 def fabric_data(root: Path | None = None) -> FabricData:
     """fabrics.yaml (cached per catalog folder)."""
     return _load("fabrics.yaml", FabricData, root)
+
+
+@functools.lru_cache(maxsize=4)
+def claim_data(root: Path | None = None) -> ClaimData:
+    """claims.yaml (cached per catalog folder)."""
+    return _load("claims.yaml", ClaimData, root)

@@ -25,16 +25,17 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX, LABEL_ROLE, LABEL_SIMULATED,
-                                             NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED, SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
+from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX,
+                                             LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
+                                             SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
-from nvcre_tui.engine.runners.kubernetes.create import (COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned, delete_workload, group_nodes,
-                                                       kind_for, owner_of, placement, workload_kind)
+from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
+                                                       delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
@@ -43,7 +44,7 @@ from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, Namespac
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, workload_name, workload_object_names
-from nvcre_tui.engine.workloads.container import CONTAINER
+from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
@@ -89,6 +90,7 @@ class KubernetesRunner:
         self._version_read = False
         self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
         self._jobsets = False  # JobSets seen served (likewise)
+        self._dra_version: str | None = None  # the newest resource.k8s.io version seen serving ResourceClaimTemplates (likewise)
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -117,7 +119,7 @@ class KubernetesRunner:
 
     async def compute_domain_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this cluster cannot give `spec` its multi-node NVLink channel (no ComputeDomain served), or None."""
-        if not spec.resource_claims or self._compute_domains:
+        if not channel_claims(spec) or self._compute_domains:
             return None
         served = await self.kube.served_resources(COMPUTE_DOMAIN.api_version)
         self._compute_domains = any(r.get("name") == COMPUTE_DOMAIN.plural for r in served or [])
@@ -126,6 +128,21 @@ class KubernetesRunner:
         return (f"this run needs a ComputeDomain ({COMPUTE_DOMAIN.api_version}) for multi-node NVLink (MNNVL on "
                 f"GB200/GB300) and the cluster does not serve it: install NVIDIA's DRA driver for GPUs, or set "
                 f"enableMNNVL: false")
+
+    async def dra_version(self, spec: WorkloadRunSpec) -> tuple[str, str | None]:
+        """The resource.k8s.io version to write the run's own ResourceClaimTemplates in (catalog/_workloads/claims.yaml:
+        AWS GB300's RoCE NICs), the newest the server serves them in; and why the run cannot have them, or None."""
+        wanted = [claim for claim in spec.resource_claims or [] if claim not in channel_claims(spec)]
+        if not wanted or self._dra_version:
+            return self._dra_version or DRA_VERSIONS[0], None
+        for template in CLAIM_TEMPLATES:
+            served = await self.kube.served_resources(template.api_version)
+            if any(r.get("name") == template.plural for r in served or []):
+                self._dra_version = template.version
+                return template.version, None
+        return DRA_VERSIONS[0], (f"this run's claim {', '.join(wanted)} takes a DRA ResourceClaimTemplate and the cluster serves none "
+                                 f"({DRA_GROUP} {', '.join(DRA_VERSIONS)}: Kubernetes 1.34 serves v1, 1.33 v1beta2, 1.32 v1beta1 "
+                                 "with DRA enabled): upgrade, or enable DRA")
 
     async def trainer_refusal(self) -> str | None:
         """Why no TrainJob would ever get pods here (the Trainer's kinds served, JobSet's not: the Trainer makes a
@@ -277,11 +294,13 @@ class KubernetesRunner:
             return None
         try:
             where = placement(owner, nodes, spec)
-            refusal = await self.compute_domain_refusal(spec) or await (self.trainer_refusal() if trainer else self.fallback_refusal(spec))
+            dra, dra_refusal = await self.dra_version(spec)
+            refusal = (await self.compute_domain_refusal(spec) or dra_refusal
+                       or await (self.trainer_refusal() if trainer else self.fallback_refusal(spec)))
             if refusal:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
-            created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys)
+            created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
         except (WorkloadError, ForeignObject, PlatformError, Invalid, Forbidden) as error:
             # Invalid: the server refused it (422); Forbidden: an admission webhook denied it, or RBAC below `setup init`
             uid = str(run["metadata"].get("uid") or "")

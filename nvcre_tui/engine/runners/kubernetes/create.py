@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, TRAINER_GROUP, TRAINER_VERSION
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, DRA_GROUP, DRA_VERSIONS, TRAINER_GROUP, TRAINER_VERSION
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SECRET, SERVICE, ResourceKind, ResourceStore
@@ -17,7 +17,9 @@ Obj = dict[str, Any]
 TRAINJOB = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainJob", "trainjobs")
 TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainingRuntime", "trainingruntimes")
 COMPUTE_DOMAIN = ResourceKind(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, "ComputeDomain", "computedomains")
-_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, CONFIGMAP, SECRET, SERVICE, BATCH_JOB)}
+# A run's own DRA ResourceClaimTemplates (workloads/objects.py), in each version nvcre writes, newest first.
+CLAIM_TEMPLATES = tuple(ResourceKind(DRA_GROUP, version, "ResourceClaimTemplate", "resourceclaimtemplates") for version in DRA_VERSIONS)
+_KINDS = {(k.api_version, k.kind): k for k in (TRAINJOB, TRAINING_RUNTIME, COMPUTE_DOMAIN, *CLAIM_TEMPLATES, CONFIGMAP, SECRET, SERVICE, BATCH_JOB)}
 
 
 class ForeignObject(Exception):
@@ -65,12 +67,12 @@ def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec) -> Placem
 
 
 async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placement, *, trainer: bool,
-                     ssh_keys: tuple[str, str] | None = None) -> list[Obj]:
+                     ssh_keys: tuple[str, str] | None = None, dra_version: str = DRA_VERSIONS[0]) -> list[Obj]:
     """Create every object in order. An object that already exists and is owned by the same Job is
     ours from an earlier try (a restart, a retried create): kept as it is. ForeignObject otherwise."""
     created = []
     owner_uid = (where.owner or {}).get("uid")
-    for obj in workload_manifests(spec, where, trainer=trainer, ssh_keys=ssh_keys):
+    for obj in workload_manifests(spec, where, trainer=trainer, ssh_keys=ssh_keys, dra_version=dra_version):
         kind = kind_for(obj)
         try:
             created.append(await store.create(kind, obj))
@@ -106,5 +108,5 @@ async def delete_workload(store: ResourceStore, run: Obj, owner: Obj, kinds: Seq
                            str(owner["metadata"].get("uid") or ""))
 
 
-__all__ = ["COMPUTE_DOMAIN", "ForeignObject", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "delete_owned", "delete_workload",
+__all__ = ["CLAIM_TEMPLATES", "COMPUTE_DOMAIN", "ForeignObject", "TRAINING_RUNTIME", "TRAINJOB", "create_all", "delete_owned", "delete_workload",
            "group_nodes", "kind_for", "owner_of", "owner_reference", "placement", "workload_kind"]

@@ -1,6 +1,6 @@
-"""A run whose fabric its nodes do not let be rendered (GKE A3 High H100: GPUDirect-TCPXO is A3 Mega's) still runs,
-over TCP, and says why: a FabricNotRendered Warning Event on the run. A run on
-A3 Mega nodes carrying the 8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event."""
+"""A run whose fabric its nodes do not let be rendered (GKE A3 Edge H100: GPUDirect-TCPXO is A3 Mega's, TCPX A3 High's)
+still runs, over TCP, and says why: a FabricNotRendered Warning Event on the run. A run on A3 Mega nodes carrying the
+8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event."""
 
 from __future__ import annotations
 
@@ -61,10 +61,11 @@ async def _start(folder: Path, machine: str, networks: int) -> tuple[dict[str, A
             await admin.close()
 
 
-def test_a_run_on_a3_high_nodes_goes_over_tcp_and_says_why(tmp_path: Path) -> None:
-    status, events, job = asyncio.run(_start(tmp_path, "a3-highgpu-8g", networks=4))
+def test_a_run_on_a3_edge_nodes_goes_over_tcp_and_says_why(tmp_path: Path) -> None:
+    status, events, job = asyncio.run(_start(tmp_path, "a3-edgegpu-8g", networks=4))
     assert status["phase"] == "Scheduling", status
-    why = "GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g"
+    why = ("GPUDirect-TCPXO or GPUDirect-TCPX not rendered: GPUDirect-TCPXO: node gpu-node-01 is "
+           "node.kubernetes.io/instance-type=a3-edgegpu-8g")
     assert [(e["type"], e["reason"]) for e in events] == [("Warning", FABRIC_NOT_RENDERED)]
     assert events[0]["message"].startswith(why)
     assert "initContainers" not in job["spec"]["template"]["spec"]

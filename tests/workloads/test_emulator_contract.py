@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -27,7 +28,7 @@ from tests.kubeapi import ApiServer
 from tests.kubeapi.schema import SKIPPED_RULES
 from tests.kubeapi.trainer_crds import TRAINER_VERSION, TRAINER_VERSIONS, jobset_crd, real_trainer_crd
 from tests.workloads.dry_paths import NAMESPACE, PATHS
-from tests.workloads.matrix import architectures, placement, run_spec
+from tests.workloads.matrix import architectures, gke_a3_mega, placement, run_spec
 from tests.workloads.schema import check_api_object, check_object
 
 GANG = GangScheduler(scheduler_name="kai-scheduler")
@@ -43,7 +44,11 @@ def rendered(trainer: bool) -> dict[str, tuple[str, dict[str, Any]]]:
             for arch in architectures():
                 for gang in (None, GANG):
                     where = placement(entry, platform, arch, gang=gang, taint_selectors=TAINTS)
-                    for obj in workload_manifests(run_spec(entry, platform, arch), where, trainer=trainer):
+                    wheres = [where]
+                    if platform == "gcp":  # A3 High nodes as well: their fabric (GPUDirect-TCPX) is another than A3 Mega's
+                        high = {name: gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g") for name in where.nodes}
+                        wheres.append(dataclasses.replace(where, node_objects=high))
+                    for obj in (obj for at in wheres for obj in workload_manifests(run_spec(entry, platform, arch), at, trainer=trainer)):
                         found.setdefault(json.dumps(obj, sort_keys=True), (f"{entry} {platform}/{arch}", obj))
     return found
 

@@ -1,5 +1,6 @@
-"""GKE A3 Mega's GPUDirect-TCPXO (catalog/_workloads/fabrics.yaml): rendered from what the group's Nodes carry (the
-machine type, the GPU NIC networks of their allocatable), and otherwise not at all, saying why."""
+"""GKE H100's GPUDirect fabrics (catalog/_workloads/fabrics.yaml): A3 Mega's TCPXO, A3 High's TCPX, rendered from what
+the group's Nodes carry (the machine type, the GPU NIC networks of their allocatable), and otherwise not at all, saying
+why."""
 
 from __future__ import annotations
 
@@ -66,19 +67,47 @@ def _not_rendered(pod: dict[str, Any]) -> bool:
         and "networking.gke.io/interfaces" not in (pod["metadata"].get("annotations") or {})
 
 
-def test_a3_high_nodes_are_not_given_tcpxo_and_are_told_why() -> None:
+def test_a3_high_nodes_get_gpudirect_tcpx_over_their_four_networks() -> None:
     nodes = {name: gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g") for name in GROUP_NODES}
     pod, note = _render(NCCL, nodes)
+    assert note is None
+    assert [c["name"] for c in pod["spec"]["initContainers"]] == ["tcpx-daemon"]
+    attached = json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])
+    assert [(a["interfaceName"], a["network"]) for a in attached] == [("eth0", "default"), *((f"eth{i}", f"vpc{i}") for i in range(1, 5))]
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"] == "eth1,eth2,eth3,eth4" and "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY" not in env
+    mounts = {m["name"]: m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"]}
+    assert mounts["tcpx-socket"] == env["NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX"] == "/run/tcpx"  # the daemon's sockets
+
+
+def test_a3_high_nodes_short_of_networks_say_what_tcpx_lacks() -> None:
+    nodes = {name: gke_a3_mega(name, networks=3, instance_type="a3-highgpu-8g") for name in GROUP_NODES}
+    pod, note = _render(NCCL, nodes)
     assert _not_rendered(pod)
-    assert note is not None and note.startswith("GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g")
-    assert "GPUDirect-TCPX" in note and "over TCP" in note
+    assert note is not None and note.startswith("GPUDirect-TCPX not rendered: node gpu-node-01's allocatable lists 3 GKE networks")
+
+
+def test_nodes_of_another_machine_type_or_of_both_are_told_what_each_fabric_needs() -> None:
+    nodes = {name: gke_a3_mega(name, networks=4, instance_type="a3-edgegpu-8g") for name in GROUP_NODES}
+    pod, note = _render(NCCL, nodes)
+    assert _not_rendered(pod)
+    assert note == ("GPUDirect-TCPXO or GPUDirect-TCPX not rendered: GPUDirect-TCPXO: node gpu-node-01 is "
+                    "node.kubernetes.io/instance-type=a3-edgegpu-8g, not a3-megagpu-8g; GPUDirect-TCPX: node gpu-node-01 is "
+                    "node.kubernetes.io/instance-type=a3-edgegpu-8g, not a3-highgpu-8g; NCCL between the nodes goes over TCP "
+                    "on eth0 (its result's note says so)")
+    mixed = {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0]), GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1], 4, "a3-highgpu-8g")}
+    pod, note = _render(NCCL, mixed)
+    assert _not_rendered(pod)
+    assert note is not None and "GPUDirect-TCPXO: node gpu-node-02 is node.kubernetes.io/instance-type=a3-highgpu-8g" in note
+    assert "GPUDirect-TCPX: node gpu-node-01 is node.kubernetes.io/instance-type=a3-megagpu-8g" in note
 
 
 def test_a_node_short_of_networks_leaves_tcpxo_out_naming_it() -> None:
     nodes = {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0]), GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1], networks=7)}
     pod, note = _render(NCCL, nodes)
     assert _not_rendered(pod)
-    assert note is not None and "node gpu-node-02's allocatable lists 7 GKE networks" in note and "eth1..eth8" in note
+    assert note is not None and note.startswith("GPUDirect-TCPXO not rendered: node gpu-node-02's allocatable lists 7 GKE networks")
+    assert "eth1..eth8" in note
 
 
 def test_nodes_on_different_networks_leave_tcpxo_out() -> None:
@@ -94,7 +123,7 @@ def test_a_node_without_its_machine_type_label_or_unread_leaves_tcpxo_out() -> N
     del bare["metadata"]["labels"]["node.kubernetes.io/instance-type"]
     pod, note = _render(NCCL, {GROUP_NODES[0]: bare, GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1])})
     assert _not_rendered(pod)
-    assert note is not None and "node gpu-node-01 has no node.kubernetes.io/instance-type label" in note
+    assert note is not None and "node gpu-node-01 has no node.kubernetes.io/instance-type label (GPUDirect-TCPXO needs a3-megagpu-8g)" in note
     pod, note = _render(NCCL, {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0])})
     assert _not_rendered(pod) and note is not None and "node gpu-node-02's Node was not read" in note
 
@@ -102,7 +131,7 @@ def test_a_node_without_its_machine_type_label_or_unread_leaves_tcpxo_out() -> N
 def test_render_workloads_says_over_the_group_why_tcpxo_is_not_rendered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     nodes = []
     for name in GROUP_NODES:
-        node = gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g")
+        node = gke_a3_mega(name, networks=4, instance_type="a3-edgegpu-8g")
         node["metadata"]["labels"] |= {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
         node["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
         nodes.append(node)
@@ -114,7 +143,8 @@ def test_render_workloads_says_over_the_group_why_tcpxo_is_not_rendered(tmp_path
     args = ["certification", "render", str(tmp_path / "cert.yaml"), "--workloads", "--nodes", str(tmp_path / "nodes.yaml")]
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
-    why = "GPUDirect-TCPXO not rendered: node gpu-node-01 is node.kubernetes.io/instance-type=a3-highgpu-8g"
+    why = ("GPUDirect-TCPXO or GPUDirect-TCPX not rendered: GPUDirect-TCPXO: node gpu-node-01 is "
+           "node.kubernetes.io/instance-type=a3-edgegpu-8g")
     assert lines[0].startswith("# communication/nccl-all-reduce") and lines[1].startswith(f"# {why}")
     assert main([*args, "-o", "json"]) == 0
     assert capsys.readouterr().err.startswith(f"nvcre: communication/nccl-all-reduce group-0: {why}")

@@ -4,13 +4,16 @@ misspelt fields and wrong types."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
 from nvcre_tui.engine.api.base import GangScheduler, TaintSelector
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import PLATFORMS
 from nvcre_tui.engine.workloads import workload_manifests
-from tests.workloads.matrix import architectures, placement, run_spec
+from tests.workloads.matrix import architectures, gke_a3_mega, placement, run_spec
 from tests.workloads.schema import Enum, check, check_object
 
 GANG = GangScheduler(scheduler_name="kai-scheduler")
@@ -99,3 +102,14 @@ def test_label_checker_can_fail() -> None:
 
     assert label_problems({"metadata": {"labels": {"a": "x" * 64, "b": "-bad"}}}, "o") == [
         f"o.metadata.labels[a]: {'x' * 64!r} is not a valid label value", "o.metadata.labels[b]: '-bad' is not a valid label value"]
+
+
+@pytest.mark.parametrize("trainer", [True, False], ids=["trainer", "batch"])
+def test_gke_a3_high_objects_exist_in_the_real_schema(trainer: bool) -> None:
+    """The matrix's GKE nodes are A3 Mega ones (GPUDirect-TCPXO); A3 High's get GPUDirect-TCPX's pieces instead."""
+    for entry in ("communication/nccl-all-reduce", "communication/nccl-loopback", "training/nemotron5-8b"):
+        where = placement(entry, "gcp", "h100")
+        high = dataclasses.replace(where, node_objects={n: gke_a3_mega(n, networks=4, instance_type="a3-highgpu-8g") for n in where.nodes})
+        objects = workload_manifests(run_spec(entry, "gcp", "h100"), high, trainer=trainer)
+        assert "tcpx-daemon" in json.dumps(objects)
+        assert [p for obj in objects for p in check_object(obj)] == []

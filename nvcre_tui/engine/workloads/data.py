@@ -46,11 +46,10 @@ class PodData(WireModel):
 
 
 class NodeLabelNeed(WireModel):
-    """A label every node of the group must carry with one of `values`; `others` says why another value will not do."""
+    """A label every node of the group must carry with one of `values` (its machine type)."""
 
     key: str = Field(min_length=1)
     values: list[str] = Field(min_length=1)
-    others: dict[str, str] = Field(default_factory=dict)
 
 
 class NetworksNeed(WireModel):

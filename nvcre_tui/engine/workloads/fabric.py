@@ -1,6 +1,7 @@
 """Fabrics whose pod pieces depend on what the group's Nodes carry (catalog/_workloads/fabrics.yaml): GKE A3 Mega's
-GPUDirect-TCPXO takes the receive-datapath daemon as a sidecar, the plugin's host volumes, its env, and secondary
-networks eth1..eth8 whose GKE network names only the nodes' allocatable tells.
+GPUDirect-TCPXO (A3 High's GPUDirect-TCPX alike) takes the receive-datapath daemon as a sidecar, the plugin's host
+volumes, its env, and secondary networks eth1..eth8 (eth1..eth4) whose GKE network names only the nodes' allocatable
+tells; the nodes' machine type says which of the two.
 
 A fabric applies to a run when its `when` matches the placement and the run's env sets its `usedBy` variable; it is
 rendered only when every node of the group carries what it needs, else nothing of it is (a half-rendered fabric
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nvcre_tui.engine.api.fit import allocatable
@@ -27,19 +28,22 @@ SIDECAR_RESTART = "Always"  # an init container that restarts is a native sideca
 
 @dataclass(frozen=True)
 class FabricOutcome:
-    """A fabric that applies to a run: the networks its pods attach, or why it is not rendered."""
+    """The fabric of a run: the networks its pods attach, or why it is not rendered (`fabric` then the first one tried,
+    `tried` the names of all that applied)."""
 
     fabric: Fabric
     networks: tuple[str, ...] = ()
     problem: str | None = None
+    wrong_machine: bool = False  # not rendered because a node is another machine type (another fabric's, maybe)
+    tried: tuple[str, ...] = ()
 
     @property
     def note(self) -> str | None:
         """The one line said of a run it is not rendered for; None when it is."""
         if self.problem is None:
             return None
-        return (f"{self.fabric.name} not rendered: {self.problem}; NCCL between the nodes goes over TCP on eth0 "
-                "(its result's note says so)")
+        return (f"{' or '.join(self.tried or (self.fabric.name,))} not rendered: {self.problem}; NCCL between the nodes goes "
+                "over TCP on eth0 (its result's note says so)")
 
 
 def _natural(text: str) -> list[str | int]:
@@ -64,10 +68,9 @@ def _label_problem(fabric: Fabric, name: str, node: Obj) -> str | None:
     value = node_labels(node).get(need.key)
     if value in need.values:
         return None
-    wanted = f"{fabric.name} needs {need.key}={' or '.join(need.values)}"
     if value is None:
-        return f"node {name} has no {need.key} label ({wanted})"
-    return f"node {name} is {need.key}={value}: {need.others.get(value) or wanted}"
+        return f"node {name} has no {need.key} label ({fabric.name} needs {' or '.join(need.values)})"
+    return f"node {name} is {need.key}={value}, not {' or '.join(need.values)}"
 
 
 def _outcome(fabric: Fabric, spec: WorkloadRunSpec, placement: Placement) -> FabricOutcome:
@@ -78,7 +81,7 @@ def _outcome(fabric: Fabric, spec: WorkloadRunSpec, placement: Placement) -> Fab
         if node is None:
             return FabricOutcome(fabric, problem=f"node {name}'s Node was not read")
         if (problem := _label_problem(fabric, name, dict(node))) is not None:
-            return FabricOutcome(fabric, problem=problem)
+            return FabricOutcome(fabric, problem=problem, wrong_machine=True)
         need = fabric.networks
         if need is None:
             continue
@@ -100,12 +103,22 @@ def _outcome(fabric: Fabric, spec: WorkloadRunSpec, placement: Placement) -> Fab
 
 
 def fabric_outcome(spec: WorkloadRunSpec, placement: Placement) -> FabricOutcome | None:
-    """The fabric that applies to the run on this placement (rendered or why not); None when none does."""
+    """The fabric that applies to the run on this placement: the first of fabrics.yaml whose `when` matches, whose
+    `usedBy` the run sets, and whose needs every node meets; else why none is rendered: what the fabric of the nodes'
+    machine type lacks, or, the nodes being of none's, what each needs. None when no fabric applies."""
     env = {var.name for var in spec.env or []}
-    for fabric in fabric_data().fabrics:
-        if fabric.when.matches(placement.platform, placement.architecture) and fabric.used_by in env:
-            return _outcome(fabric, spec, placement)
-    return None
+    tried = [_outcome(fabric, spec, placement) for fabric in fabric_data().fabrics
+             if fabric.when.matches(placement.platform, placement.architecture) and fabric.used_by in env]
+    if not tried:
+        return None
+    if (rendered := next((outcome for outcome in tried if outcome.problem is None), None)) is not None:
+        return rendered
+    names = tuple(outcome.fabric.name for outcome in tried)
+    if (theirs := next((outcome for outcome in tried if not outcome.wrong_machine), None)) is not None:
+        return replace(theirs, tried=(theirs.fabric.name,))
+    if len(tried) == 1:
+        return replace(tried[0], tried=names)
+    return replace(tried[0], problem="; ".join(f"{outcome.fabric.name}: {outcome.problem}" for outcome in tried), tried=names)
 
 
 def with_fabric(spec: WorkloadRunSpec, placement: Placement) -> WorkloadRunSpec:

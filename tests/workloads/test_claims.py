@@ -53,3 +53,14 @@ def test_older_dra_versions_get_their_own_shape_and_unknown_ones_are_refused() -
     assert check_object(beta2) == [] and check_object(beta1) == []
     with pytest.raises(WorkloadError, match="resource.k8s.io/v1alpha3: nvcre writes ResourceClaimTemplates of v1, v1beta2, v1beta1 only"):
         _objects("communication/nccl-all-reduce", "aws", "gb300", dra_version="v1alpha3")
+
+
+def test_a_standalone_run_on_aws_gb300_claims_the_roce_nics_unless_it_names_its_claims() -> None:
+    from nvcre_tui.engine.api.resources import WorkloadRunSpec
+    from nvcre_tui.engine.workloads import standalone_spec
+
+    user = WorkloadRunSpec.model_validate({"image": "img", "numNodes": 2, "framework": {"torch": {"script": "train.py"}}})
+    assert standalone_spec(user, "aws", "gb300").resource_claims == ["compute-domain", "roce-channel"]
+    assert standalone_spec(user, "aws", "gb200").resource_claims == ["compute-domain"]
+    own = user.model_copy(update={"resource_claims": ["compute-domain"]})
+    assert standalone_spec(own, "aws", "gb300").resource_claims == ["compute-domain"]

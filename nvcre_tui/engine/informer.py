@@ -1,7 +1,9 @@
 """The console's view of the session's watch cache: Snapshots of the kinds the screens show.
 
 The cache (engine/store/cache.py) lists each kind once and follows its watch; the engine reads the same
-one. A snapshot costs O(objects) references, never deep copies; its objects are shared: never mutate them.
+one. Each kind is kept sorted and checked from the cache's change events (store/cacheview.py): a snapshot after a
+change takes in the objects that changed, then copies each list's references (never the objects: they are shared,
+never mutate them).
 Successive snapshots share node-state models (engine/report/nodestates.py) that recompute only what changed.
 A damaged object (one its model refuses: a status of the wrong type) is left out of every snapshot, as the report
 leaves it out, and named in the snapshot's `damaged`; the screens never meet it.
@@ -9,14 +11,16 @@ leaves it out, and named in the snapshot's `damaged`; the screens never meet it.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
+from nvcre_tui.engine.api import damage
+from nvcre_tui.engine.api.damage import DamagedObject
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.protocol import ResourceKind
+from nvcre_tui.engine.store.cacheview import CacheView
+from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, ResourceKind
 from nvcre_tui.engine.views import SNAPSHOT_KINDS, CachedJoin, NodeStateModels, Snapshot
-
-Obj = dict[str, Any]
 
 
 class Informer:
@@ -29,11 +33,14 @@ class Informer:
             raise ValueError(f"the cache does not hold {', '.join(missing)}")
         self.cache = cache
         self.namespace = namespace
-        # A kind's undamaged objects of the namespace and its damaged ones, by the kind's version.
-        self._lists: dict[ResourceKind, tuple[int, list[Obj], list[DamagedObject]]] = {}
-        self.damage = DamageChecks()  # each object validated once, not on every snapshot
+        # Each kind's undamaged objects of the namespace and its damaged ones, kept from the cache's changes: a
+        # snapshot after one change takes that object in (validated once), not the whole kind again.
+        groups = {WORKFLOW: LABEL_CERTIFICATION, JOB: LABEL_WORKFLOW}
+        self.lists = {kind: CacheView(cache, kind, namespace, group_by=groups.get(kind), refuse=partial(_unshowable, kind.kind))
+                      for kind in SNAPSHOT_KINDS}
         self.models = NodeStateModels()  # node states carried from snapshot to snapshot: only changes are recomputed
-        self.join = CachedJoin(cache, self.damage)  # certification views likewise: rebuilt only when one of their objects changed
+        # certification views likewise: rebuilt only when one of their objects changed, a Workflow's Jobs patched
+        self.join = CachedJoin(cache, self.lists[WORKFLOW], self.lists[JOB])
 
     @property
     def version(self) -> int:
@@ -45,21 +52,17 @@ class Informer:
 
     def snapshot(self) -> Snapshot:
         """The cached objects as a Snapshot (sorted like a list: namespace, then name), less the damaged ones."""
-        lists = {kind: self._list(kind) for kind in SNAPSHOT_KINDS}
-        nodes, certifications, workflows, jobs, runs = (list(lists[kind][0]) for kind in SNAPSHOT_KINDS)
+        nodes, certifications, workflows, jobs, runs = (list(self.lists[kind].objects()) for kind in SNAPSHOT_KINDS)
         self.join.forget_except(certifications)
         return Snapshot(nodes, certifications, workflows, jobs, runs, resource_version=str(self.cache.version), models=self.models,
-                        join=self.join, damaged=tuple(found for kind in SNAPSHOT_KINDS for found in lists[kind][1]))
+                        join=self.join, damaged=tuple(_damaged(kind, obj, problem) for kind in SNAPSHOT_KINDS
+                                                      for obj, problem in self.lists[kind].refused()))
 
-    def _list(self, kind: ResourceKind) -> tuple[list[Obj], list[DamagedObject]]:
-        """The cache's list of `kind` kept to the namespace, less its damaged objects, and those (filtered again only
-        when the kind changed); shared: copy before changing it."""
-        version = self.cache.kind_versions[kind]
-        kept = self._lists.get(kind)
-        if kept is None or kept[0] != version:
-            everything = self.cache.list(kind)
-            if self.namespace is not None and kind.namespaced:
-                everything = [obj for obj in everything if obj["metadata"].get("namespace") == self.namespace]
-            kept = (version, *self.damage.split(kind.kind, everything))
-            self._lists[kind] = kept
-        return kept[1], kept[2]
+
+def _unshowable(kind: str, obj: dict[str, Any]) -> str | None:
+    return damage.unshowable_object(kind, obj)  # looked up at each call: tests count the checks
+
+
+def _damaged(kind: ResourceKind, obj: dict[str, Any], problem: str) -> DamagedObject:
+    meta = obj.get("metadata") or {}
+    return DamagedObject(kind.kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""), problem)

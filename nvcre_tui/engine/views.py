@@ -6,6 +6,7 @@ Screens render these; they never read Kubernetes or the store themselves.
 from __future__ import annotations
 
 import copy
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,7 +29,7 @@ from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_left
-from nvcre_tui.engine.controllers.iterations import group_failures, job_refs, jobs_run
+from nvcre_tui.engine.controllers.iterations import group_failures, job_refs
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
 from nvcre_tui.engine.diagnose.clearance import clearance
@@ -43,6 +44,7 @@ from nvcre_tui.engine.report.model import measured_span, threshold_out_of_reach,
 from nvcre_tui.engine.report.readmodel import (CategoryView, CertificationView, Iteration, Join, Joined, join_view, namespace_of,
                                                 pods_pending)
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.cacheview import CacheView, LabelGroup
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import count, format_age, format_duration
 
@@ -66,40 +68,70 @@ class NodeStateModels:
         return model
 
 
-class CachedJoin:
-    """The same join read from a watch cache's label indexes, kept across snapshots: a certification's view is
-    rebuilt only when the Certification, one of its Workflows or one of their Jobs changed since it was built.
-    The label indexes span namespaces; each answer keeps the asker's namespace only, and leaves out the objects
-    `damage` (when given) finds damaged, as the informer's lists do."""
+@dataclass(frozen=True)
+class _RanJobs:
+    """What `CachedJoin.jobs_of` last answered for one Workflow, and what from."""
 
-    def __init__(self, cache: WatchCache, damage: DamageChecks | None = None) -> None:
-        missing = [label for label in (LABEL_CERTIFICATION, LABEL_WORKFLOW) if label not in cache.label_keys]
-        if missing:
-            raise ValueError(f"the cache does not index {', '.join(missing)}")
+    workflow: tuple[object, ...]  # (id, resourceVersion) of the Workflow
+    refs: frozenset[str]          # the names of the Jobs its groups ran
+    group: LabelGroup | None      # its Jobs' group, at `stamp`
+    stamp: int
+    names: list[str]              # the answer's names, sorted
+    jobs: list[Obj]               # the answer (shared with the views that took it: never changed)
+
+
+class CachedJoin:
+    """The same join read from the cache's Workflows and Jobs grouped by label (store/cacheview.py), kept across
+    snapshots: a certification's view is rebuilt only when the Certification, one of its Workflows or one of their
+    Jobs changed since it was built, and a Workflow's Jobs are patched with the Jobs that changed since (taken whole
+    only when its groups ran other Jobs). Each group is of one namespace, so a namesake elsewhere is never joined;
+    the informer's views leave out the objects their models refuse (those built here leave out none: tests of the join)."""
+
+    def __init__(self, cache: WatchCache, workflows: CacheView | None = None, jobs: CacheView | None = None) -> None:
         self.cache = cache
-        self.damage = damage
+        self.workflows = workflows or CacheView(cache, WORKFLOW, group_by=LABEL_CERTIFICATION)
+        self.jobs = jobs or CacheView(cache, JOB, group_by=LABEL_WORKFLOW)
+        if self.workflows.group_by != LABEL_CERTIFICATION or self.jobs.group_by != LABEL_WORKFLOW:
+            raise ValueError("the join takes Workflows grouped by certification and Jobs grouped by Workflow")
         self._views: dict[tuple[str, str], tuple[tuple[object, ...], CertificationView]] = {}
-        self._jobs: dict[tuple[str, str], tuple[tuple[object, ...], frozenset[str], list[Obj]]] = {}
+        self._jobs: dict[tuple[str, str], _RanJobs] = {}
 
     def workflows_of(self, cert: Obj) -> list[Obj]:
-        namespace = namespace_of(cert)
-        return [wf for wf in self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, str(cert["metadata"]["name"]))
-                if namespace_of(wf) == namespace and self._shown(WORKFLOW, wf)]
+        group = self.workflows.group(namespace_of(cert), str(cert["metadata"]["name"]))
+        return group.objects() if group is not None else []
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
-        """Kept until the Workflow or one of the Jobs labelled with its name changes: a refresh after one Job
-        changed filters that Workflow's Jobs again, by the names of those its groups ran, kept with the Workflow."""
-        name, namespace = str(workflow["metadata"]["name"]), namespace_of(workflow)
+        """Kept until the Workflow or one of the Jobs labelled with its name changes; then patched with the Jobs that
+        changed, or taken whole from the group when its groups ran other Jobs (or the group's journal no longer
+        reaches back): a refresh after one Job changed costs that Job, not the Workflow's thousands."""
+        at = (namespace_of(workflow), str(workflow["metadata"]["name"]))
         workflow_key = (id(workflow), workflow["metadata"].get("resourceVersion"))
-        found = self._jobs.get((namespace, name))
-        refs = found[1] if found is not None and found[0][:2] == workflow_key else job_refs(workflow)
-        key = (*workflow_key, self.cache.label_version(JOB, LABEL_WORKFLOW, name))
-        if found is None or found[0] != key:
-            labelled = [job for job in self.cache.labelled(JOB, LABEL_WORKFLOW, name)
-                        if namespace_of(job) == namespace and self._shown(JOB, job)]
-            found = (key, refs, jobs_run(workflow, labelled, refs))
-            self._jobs[(namespace, name)] = found
-        return found[2]
+        group = self.jobs.group(*at)
+        stamp = group.stamp if group is not None else 0
+        found = self._jobs.get(at)
+        refs = found.refs if found is not None and found.workflow == workflow_key else job_refs(workflow)
+        if found is not None and found.group is group and (found.refs is refs or found.refs == refs):
+            if found.stamp == stamp:
+                if found.workflow != workflow_key:
+                    self._jobs[at] = replace(found, workflow=workflow_key)
+                return found.jobs
+            changed = group.changed_since(found.stamp) if group is not None else None
+            if changed is not None:
+                names, jobs = list(found.names), list(found.jobs)
+                for name in changed:
+                    where = bisect_left(names, name)
+                    if where < len(names) and names[where] == name:
+                        del names[where], jobs[where]
+                    job = group.by_name.get(name) if group is not None else None
+                    if job is not None and name in refs:
+                        names.insert(where, name)
+                        jobs.insert(where, job)
+                self._jobs[at] = _RanJobs(workflow_key, refs, group, stamp, names, jobs)
+                return jobs
+        names = [name for name in group.names if name in refs] if group is not None else []
+        jobs = [group.by_name[name] for name in names] if group is not None else []
+        self._jobs[at] = _RanJobs(workflow_key, refs, group, stamp, names, jobs)
+        return jobs
 
     def view(self, cert: Obj) -> CertificationView:
         at = (namespace_of(cert), str(cert["metadata"]["name"]))
@@ -120,14 +152,16 @@ class CachedJoin:
         for at in [at for at in self._jobs if at not in workflows]:
             del self._jobs[at]
 
-    def _shown(self, kind: ResourceKind, obj: Obj) -> bool:
-        return self.damage is None or self.damage.problem(kind.kind, obj) is None
-
     def _key(self, cert: Obj) -> tuple[object, ...]:
-        name = str(cert["metadata"]["name"])
-        versions = [self.cache.label_version(WORKFLOW, LABEL_CERTIFICATION, name)]
-        versions += [self.cache.label_version(JOB, LABEL_WORKFLOW, wf["metadata"]["name"]) for wf in self.workflows_of(cert)]
-        return (id(cert), cert["metadata"].get("resourceVersion"), *versions)
+        """What the view is built from: the Certification, its Workflows' group and each one's Jobs' group (their
+        stamps never come back, even for a group gone and made again)."""
+        namespace, name = namespace_of(cert), str(cert["metadata"]["name"])
+        workflows = self.workflows.group(namespace, name)
+        stamps = [workflows.stamp if workflows is not None else 0]
+        for wf in workflows.objects() if workflows is not None else []:
+            jobs = self.jobs.group(namespace, str(wf["metadata"]["name"]))
+            stamps.append(jobs.stamp if jobs is not None else 0)
+        return (id(cert), cert["metadata"].get("resourceVersion"), *stamps)
 
 
 @dataclass(frozen=True)

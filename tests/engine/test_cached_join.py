@@ -16,6 +16,7 @@ from nvcre_tui.engine.engine import INDEXED_LABELS
 from nvcre_tui.engine.report import readmodel
 from nvcre_tui.engine.report.readmodel import CertificationView, Joined
 from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.store.cacheview import CacheView
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
@@ -119,9 +120,10 @@ def test_a_kept_view_works_its_held_nodes_out_once(monkeypatch: pytest.MonkeyPat
     assert decoded == ["wf-a", "wf-a"], decoded
 
 
-def test_a_join_needs_the_label_indexes() -> None:
-    with pytest.raises(ValueError, match="does not index"):
-        CachedJoin(WatchCache(MemoryStore(ManualClock(SIM_START)), (WORKFLOW, JOB)))
+def test_a_join_refuses_lists_grouped_otherwise() -> None:
+    cache = WatchCache(MemoryStore(ManualClock(SIM_START)), (WORKFLOW, JOB))
+    with pytest.raises(ValueError, match="grouped by certification"):
+        CachedJoin(cache, CacheView(cache, WORKFLOW), CacheView(cache, JOB, group_by=LABEL_WORKFLOW))
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["workflow", "job", "delete-job", "delete-workflow", "cert"]), st.integers(0, 3),

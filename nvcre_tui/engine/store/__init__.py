@@ -2,7 +2,7 @@
 
 Implementations: memory (tests, benches), sqlite (the simulator's durable store), kube (a real API server over
 kubernetes-asyncio); cache.py is the one watch cache over any of them, writethrough.py feeds our own writes into
-it. Imports from the engine only its leaves (clock, errors, names, printable) and, as a type, the KubeTarget that
+it, cacheview.py keeps one kind of it as a reader sorts, filters and groups it, from its change events. Imports from the engine only its leaves (clock, errors, names, printable) and, as a type, the KubeTarget that
 KubeStore connects to: everything above depends on it, never the other way.
 """
 

@@ -1,0 +1,187 @@
+"""The informer keeps each kind (store/cacheview.py) and each Workflow's Jobs (views.CachedJoin) from the cache's change
+events: after any adds, updates and deletes, its snapshot equals a full rebuild from the cache's lists (each kind
+sorted, kept to the namespace, damaged objects left out and named, certifications joined from the lists), a snapshot
+taken earlier does not change, and a refresh after one Job changed reads that Job, not every Job of the fleet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcre_tui.engine.api.damage import DamageChecks
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.engine import engine_cache
+from nvcre_tui.engine.informer import Informer
+from nvcre_tui.engine.planning.catalog_load import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.cacheview import LabelGroup
+from nvcre_tui.engine.store.memory import MemoryStore
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind
+from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
+
+Obj = dict[str, Any]
+NAMESPACES = ("default", "team-b")
+BURN_IN = Path(__file__).resolve().parents[2] / "examples" / "burn-in.yaml"
+
+
+@cache
+def specs() -> tuple[Obj, Obj]:
+    """A Workflow's spec and a Job's as render makes them (the informer leaves out the objects their models refuse)."""
+    catalog = default_catalog()
+    cert = certification_from_text("burn-in.yaml", BURN_IN.read_text(), catalog)
+    workflow = render_certification(cert, build_nodes(default_scenario()), catalog, "burn-in.yaml")[0].workflow.to_wire()
+    return workflow["spec"], workflow["spec"]["jobTemplate"]["spec"]
+
+
+class CountedMeta(dict[str, Any]):
+    """A Job's metadata that counts its reads: the work a refresh does per Job."""
+
+    reads = 0
+
+    def get(self, *args: Any) -> Any:
+        CountedMeta.reads += 1
+        return super().get(*args)
+
+    def __getitem__(self, key: str) -> Any:
+        CountedMeta.reads += 1
+        return super().__getitem__(key)
+
+
+class World:
+    def __init__(self) -> None:
+        self.cache = engine_cache(MemoryStore(ManualClock(SIM_START)))
+        self.rv = 0
+
+    def put(self, kind: ResourceKind, name: str, namespace: str, labels: dict[str, str], **body: Any) -> None:
+        self.rv += 1
+        meta = CountedMeta if kind is JOB else dict
+        self.cache.observe(kind, {"metadata": meta(name=name, namespace=namespace, labels=labels, resourceVersion=str(self.rv)), **body})
+
+    def delete(self, kind: ResourceKind, name: str, namespace: str) -> None:
+        self.cache.forget(kind, {"metadata": {"name": name, "namespace": namespace}})
+
+    def cert(self, name: str, namespace: str, damaged: bool = False) -> None:
+        wfs = [f"{name}-wf-{i}" for i in range(2)]
+        self.put(CERTIFICATION, name, namespace, {}, spec=5 if damaged else {"categories": [{"domain": "d", "variant": wf} for wf in wfs]},
+                 status={"categoryStatuses": [{"domain": "d", "variant": wf, "status": "InProgress", "workflowRef": {"name": wf}} for wf in wfs]})
+
+    def workflow(self, name: str, cert: str, namespace: str, ran: int, damaged: bool = False) -> None:
+        groups = [{"name": f"g{i}", "nodes": [f"node-{i}"], "phase": "Running", "jobRef": f"job-{i}"} for i in range(ran)]
+        self.put(WORKFLOW, name, namespace, {LABEL_CERTIFICATION: cert}, spec=specs()[0],
+                 status=5 if damaged else {"orchestration": {"groups": groups}})
+
+    def job(self, name: str, workflow: str | None, namespace: str, phase: str, damaged: bool = False) -> None:
+        status = 5 if damaged else {"conditions": [{"type": phase, "status": "True", "reason": phase, "message": "",
+                                                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+        self.put(JOB, name, namespace, {LABEL_WORKFLOW: workflow} if workflow else {}, spec=specs()[1], status=status)
+
+
+def full_rebuild(cache: WatchCache, namespace: str | None) -> Snapshot:
+    """The snapshot as every refresh made it before: each kind sorted and split whole, joined from the lists."""
+    damage = DamageChecks()
+    split = [damage.split(kind.kind, [obj for obj in cache.list(kind)
+                                      if namespace is None or not kind.namespaced or obj["metadata"]["namespace"] == namespace])
+             for kind in SNAPSHOT_KINDS]
+    nodes, certifications, workflows, jobs, runs = (kept for kept, _ in split)
+    return Snapshot(nodes, certifications, workflows, jobs, runs, damaged=tuple(found for _, damaged in split for found in damaged))
+
+
+def shape(snapshot: Snapshot, views: list[CertificationView] | None = None) -> tuple[Any, ...]:
+    """What a snapshot holds, by object identity (the cache's own objects, never copies), with each certification's view
+    (as joined now, else `views`: those it gave before)."""
+    lists = tuple(tuple(id(obj) for obj in getattr(snapshot, name)) for name in ("nodes", "certifications", "workflows", "jobs", "runs"))
+    views = views if views is not None else [snapshot.joined.view(cert) for cert in snapshot.certifications]
+    joined = tuple((dict(c.status), id(c.workflow), tuple(id(job) for job in c.jobs), c.title) for view in views for c in view.categories)
+    return lists, snapshot.damaged, joined
+
+
+STEP = st.tuples(st.sampled_from(["job", "job", "job", "job", "workflow", "cert", "delete-job", "delete-workflow", "delete-cert", "node",
+                                  "run", "refresh"]),
+                 st.integers(0, 3), st.integers(0, 11), st.sampled_from(["InProgress", "Succeeded", "Failed", "damaged", "unlabelled"]),
+                 st.sampled_from(NAMESPACES))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(st.lists(STEP, max_size=40))
+def test_the_informer_equals_a_full_rebuild_after_any_changes(steps: list[tuple[str, int, int, str, str]]) -> None:
+    world = World()
+    for namespace in NAMESPACES:
+        for c in range(2):
+            world.cert(f"cert-{c}", namespace)
+            for w in range(2):
+                world.workflow(f"cert-{c}-wf-{w}", f"cert-{c}", namespace, ran=10)
+        for j in range(12):  # a Job name is one Job of a namespace: spread over the Workflows
+            world.job(f"job-{j}", f"cert-{j % 2}-wf-{j // 2 % 2}", namespace, "InProgress")
+    informers = {namespace: Informer(world.cache, namespace) for namespace in ("default", None)}
+    journal = mock.patch.object(LabelGroup, "JOURNAL_SLACK", 0)  # a short journal: the join patches and takes groups whole
+    taken: list[tuple[Snapshot, list[CertificationView], tuple[Any, ...]]] = []
+
+    def refresh() -> None:
+        for namespace, informer in informers.items():
+            snapshot = informer.snapshot()
+            views = [snapshot.joined.view(cert) for cert in snapshot.certifications]
+            assert shape(snapshot, views) == shape(full_rebuild(world.cache, namespace))
+            taken.append((snapshot, views, shape(snapshot, views)))
+        for earlier, views, was in taken:  # a snapshot taken earlier, and the views it gave, hold what they held
+            assert shape(earlier, views) == was
+
+    with journal:
+        for step in [*steps, ("refresh", 0, 0, "", "")]:
+            apply(world, step, refresh)
+
+
+def apply(world: World, step: tuple[str, int, int, str, str], refresh: Callable[[], None]) -> None:
+    """One change to the cache (or a refresh, compared)."""
+    action, a, b, flag, namespace = step
+    cert, workflow = f"cert-{a % 2}", f"cert-{a % 2}-wf-{a // 2}"
+    if action == "job":  # job-<b> of another Workflow moves to this one (its label changes)
+        world.job(f"job-{b}", None if flag == "unlabelled" else workflow, namespace, flag, damaged=flag == "damaged")
+    elif action == "workflow":  # its groups ran job-0 .. job-<b - 1>: another set of Jobs is its
+        world.workflow(workflow, cert, namespace, ran=b, damaged=flag == "damaged")
+    elif action == "cert":
+        world.cert(cert, namespace, damaged=flag == "damaged")
+    elif action == "delete-job":
+        world.delete(JOB, f"job-{b}", namespace)
+    elif action == "delete-workflow":
+        world.delete(WORKFLOW, workflow, namespace)
+    elif action == "delete-cert":
+        world.delete(CERTIFICATION, cert, namespace)
+    elif action == "node":
+        world.put(NODE, f"node-{b}", "", {}, spec={}, status={"conditions": [{"type": "Ready", "status": "True"}]})
+    elif action == "run":
+        world.put(WORKLOADRUN, f"job-{b}", namespace, {}, spec={}, status=5 if flag == "damaged" else {})
+    else:
+        refresh()
+
+
+def test_a_refresh_after_one_job_changed_reads_that_job_not_every_job() -> None:
+    """Every refresh sorted the Jobs, kept them to the namespace and filtered the changed Workflow's again: each Job's
+    metadata read at every refresh. Now the refresh takes in the Job that changed."""
+    world = World()
+    world.cert("cert-0", "default")
+    for w in range(2):
+        world.workflow(f"cert-0-wf-{w}", "cert-0", "default", ran=200)
+        for j in range(200):
+            world.job(f"job-{j}", f"cert-0-wf-{w}", "default", "InProgress")
+    informer = Informer(world.cache, "default")
+    assert sum(len(c.jobs) for c in informer.snapshot().views["cert-0"].categories) == 200  # Job names are per namespace
+    world.job("job-7", "cert-0-wf-1", "default", "Succeeded")
+    CountedMeta.reads = 0
+    snapshot = informer.snapshot()
+    snapshot.views  # noqa: B018 (the join's work)
+    assert CountedMeta.reads <= 20, CountedMeta.reads  # before: over 600 (each Job read in the sort's filter and the join's)
+    jobs = {job["metadata"]["name"]: job for job in snapshot.views["cert-0"].categories[1].jobs}
+    assert jobs["job-7"]["status"]["conditions"][0]["type"] == "Succeeded" and len(jobs) == 200
+    assert shape(snapshot) == shape(full_rebuild(world.cache, "default"))

@@ -10,7 +10,8 @@ Timed: the process time of the refresh up to the idle app (the engine is not run
 The two ways: the wall as it is, and the wall as it was (`OLD`, or the ways of it --old names: the map given every node
 again, sorted and laid out anew with every line redrawn, the title and tally lines updated, laying the screen out again,
 and the certification's held nodes worked out anew, at every refresh; the node states' every source worked out again
-when Jobs came or went), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
+when Jobs came or went; the counters redrawn at every refresh, and the screen laid out again when a count changed
+width), on the same app and the same change, so the ratio compares like with like. Not run by pytest (tests/test_benches.py runs its smallest size).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.nodes import node_name
@@ -39,7 +40,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.report.nodestates import NodeStateModel
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.views import Snapshot, node_domain, node_states
-from nvcre_tui.screens.wall import WallScreen
+from nvcre_tui.screens.wall import CountDigits, WallScreen
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
 
@@ -105,12 +106,14 @@ NEW_MARKS = NodeStateModel._marks
 Way = list[tuple[type | None, str, Any]]  # (class, or None for the wall's instance; attribute; the old one)
 # The wall as it was, way by way (--old names them): the map given every node again at each refresh; the title and tally
 # lines updated (the screen laid out again) at each refresh; the certification's held nodes worked out at each call; the
-# node states' every source worked out again when a category's Jobs came or went.
+# node states' every source worked out again when a category's Jobs came or went; the counters' Digits redrawn at each
+# update and the screen laid out again when a count changed width.
 OLD: dict[str, Way] = {
     "map": [(None, "_show_map", old_show_map)],
     "lines": [(None, "_say", old_say)],
     "held": [(CertificationView, "held_nodes", old_held_nodes)],
     "states": [(NodeStateModel, "_kept", old_kept), (NodeStateModel, "_marks", staticmethod(old_marks))],
+    "counters": [(CountDigits, "update", Digits.update)],
 }
 
 

@@ -166,6 +166,17 @@ class WallMap(RackMap, can_focus=False):
         event.prevent_default()  # not RackMap's handler: no cursor, and no NodeSelected that nothing on the wall answers
 
 
+class CountDigits(Digits):
+    """A counter's big digits, as wide as its box (the wall's CSS): Digits asks for a layout of the whole screen whenever
+    its text changes width (9 to 10 running, a count to "-"), which a widget of a fixed width does not need, and redraws
+    itself at every update, though the count is the same."""
+
+    def update(self, value: str) -> None:
+        if value != self.value:
+            self._value = value  # Digits keeps its text here (Textual 8: pyproject pins it)
+            self.refresh()
+
+
 class WallScreen(NvcreScreen):
     """The operations-room screen. No key here writes anything."""
 
@@ -179,7 +190,7 @@ class WallScreen(NvcreScreen):
     WallScreen #counters { height: 5; }
     WallScreen #tally { height: auto; max-height: 2; padding: 0 1; text-overflow: ellipsis; }  /* wraps at words: one line cut its counts on 80 columns */
     WallScreen .counter { width: 1fr; height: 5; border: round $panel; border-title-align: left; border-title-color: $text; border-title-style: bold; }
-    WallScreen .counter Digits { width: auto; }
+    WallScreen .counter CountDigits { width: 1fr; }  /* the box's: a count of another width lays nothing out */
     WallScreen #box-inconclusive { min-width: 18; }  /* its title whole on 80 columns (the border keeps 6 cells of it) */
     WallScreen #body { height: 1fr; }
     WallScreen RackMap { width: 3fr; }
@@ -201,7 +212,7 @@ class WallScreen(NvcreScreen):
             for state, title in COUNTERS:
                 with Vertical(classes="counter", id=f"box-{state}") as box:
                     box.border_title = title  # in the border: the box's 3 inner rows are the Digits' 3 rows, whole
-                    yield Digits("0", id=f"count-{state}")
+                    yield CountDigits("0", id=f"count-{state}")
         yield Static(id="tally", markup=False)
         yield Legend(spared=[NodeState(state) for state in TALLIED])  # the tally says them with their glyphs
         with Horizontal(id="body"):
@@ -239,7 +250,7 @@ class WallScreen(NvcreScreen):
         counts["suspect"] -= len(suspicion)
         self.query_one(Legend).set_words({NodeState.SUSPECT: suspect_legend(states, suspicion)})  # as the map draws them !
         for state, _ in COUNTERS:
-            self.query_one(f"#count-{state}", Digits).update("-" if withheld else str(counts[state]))
+            self.query_one(f"#count-{state}", CountDigits).update("-" if withheld else str(counts[state]))
         tested = suspects_under_test(snapshot, states, self.current)  # drawn running: said here, or they would go unsaid
         # First: the line is cut at the screen's edge, and on 80 columns this note was what the cut took.
         # Said under the counter that holds them: a suspect whose test's pods are not placed yet is drawn waiting (it read

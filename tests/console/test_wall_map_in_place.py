@@ -9,10 +9,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from rich.style import Style
 from textual.geometry import Region
+from textual.renderables.digits import Digits as DigitsRenderable
 from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.views import node_states
@@ -92,3 +95,32 @@ async def test_the_same_snapshot_again_lays_nothing_out(monkeypatch: pytest.Monk
         assert laid_out == [], f"the same snapshot laid out {laid_out}"
         title = str(screen.query_one("#title", Static).render())
         assert title.lstrip().startswith("burn-in"), title
+
+
+async def test_a_count_of_another_width_lays_nothing_out(monkeypatch: pytest.MonkeyPatch, finished_intra_node: Path) -> None:
+    """Textual's Digits laid the whole screen out whenever its text changed width (9 to 10 running, a count to "-"); the
+    wall's counters are as wide as their boxes, so a new count redraws the counter alone, and shows it whole as before."""
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, WallScreen)
+        counter = screen.query_one("#count-running", Digits)
+        region = counter.region
+        laid_out: list[str] = []
+        refresh = Widget.refresh
+
+        def counted(self: Widget, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Widget:
+            if layout:
+                laid_out.append(str(self.id or type(self).__name__))
+            return refresh(self, *regions, repaint=repaint, layout=layout, recompose=recompose)
+
+        monkeypatch.setattr(Widget, "refresh", counted)
+        for value in ("10", "2048", "-", "7"):
+            counter.update(value)
+            await pilot.pause()
+            assert laid_out == [], f"{value}: laid out {laid_out}"
+            assert counter.region == region and counter.value == value
+            drawn = [strip.text.rstrip() for strip in counter.render_lines(Region(0, 0, counter.size.width, 3))]
+            glyphs = Console(width=40).render_lines(DigitsRenderable(value, Style()), pad=False)  # its big digits, as Digits draws them
+            assert drawn == ["".join(segment.text for segment in line).rstrip() for line in glyphs], value

@@ -1,9 +1,9 @@
 """The console's view of the session's watch cache: Snapshots of the kinds the screens show.
 
 The cache (engine/store/cache.py) lists each kind once and follows its watch; the engine reads the same
-one. Each kind is kept sorted and checked from the cache's change events (store/cacheview.py): a snapshot after a
-change takes in the objects that changed, then copies each list's references (never the objects: they are shared,
-never mutate them).
+one. Each kind is kept sorted and checked from the keys the cache notes as they change (store/cacheview.py): a
+snapshot after a change takes in the objects that changed, then copies each list's references (never the objects:
+they are shared, never mutate them).
 Successive snapshots share node-state models (engine/report/nodestates.py) that recompute only what changed.
 A damaged object (one its model refuses: a status of the wrong type) is left out of every snapshot, as the report
 leaves it out, and named in the snapshot's `damaged`; the screens never meet it.

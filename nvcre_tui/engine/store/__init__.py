@@ -2,8 +2,9 @@
 
 Implementations: memory (tests, benches), sqlite (the simulator's durable store), kube (a real API server over
 kubernetes-asyncio); cache.py is the one watch cache over any of them, writethrough.py feeds our own writes into
-it, cacheview.py keeps one kind of it as a reader sorts, filters and groups it, from its change events. Imports from the engine only its leaves (clock, errors, names, printable) and, as a type, the KubeTarget that
-KubeStore connects to: everything above depends on it, never the other way.
+it, cacheview.py keeps one kind of it as a reader sorts, filters and groups it, from the keys it notes as they
+change. Imports from the engine only its leaves (clock, errors, names, printable) and, as a type, the KubeTarget
+that KubeStore connects to: everything above depends on it, never the other way.
 """
 
 from .errors import AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, NotKubernetes, RetryableError, ServerError, StoreError, Timeout, TooManyRequests, Unavailable

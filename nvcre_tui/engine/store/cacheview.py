@@ -1,23 +1,23 @@
 """One kind of a watch cache as a reader keeps it (of one namespace, less the objects it refuses), sorted and grouped
-by a label, kept from the cache's change events so that a read after a change works on the objects that changed.
+by a label, kept from the cache's changes so that a read after a change works on the objects that changed.
 
 The console's informer read each changed kind whole at every refresh: sorted it, kept it to its namespace and looked
 up each object's damage check, then sorted and filtered a changed Workflow's Jobs again (about 70 % of an 11 ms
-refresh at 10,000 Jobs). Events only mark the (namespace, name) keys that changed; a read takes each marked key's
-current object in (judged once by `refuse`), so several changes of one object between reads cost one. The order
+refresh at 10,000 Jobs). The cache notes the (namespace, name) key of each change; a read takes each key noted since
+the last one in, with its current object (judged once by `refuse`), so several changes of one object between reads cost
+one. The order
 and content are those of sorting the cache's list and filtering it (tests/engine/test_cache_view.py compares them
 after random changes).
 """
 
 from __future__ import annotations
 
-import weakref
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .cache import Key, WatchCache, key_of
+from .cache import Key, WatchCache
 from .protocol import ResourceKind
 
 Obj = dict[str, Any]
@@ -67,8 +67,8 @@ def _stamp_of(entry: tuple[int, str]) -> int:
 
 class CacheView:
     """`kind`'s objects of `namespace` (None: every namespace; a kind without namespaces: all), sorted by (namespace,
-    name), less those `refuse` finds a problem with (`refused`), and grouped by `group_by`'s value. The cache's change
-    events reach it for as long as it lives. Shared lists: copy before changing them."""
+    name), less those `refuse` finds a problem with (`refused`), and grouped by `group_by`'s value; each read first takes
+    in the keys the cache says changed since the last (`WatchCache.changed_since`). Shared lists: copy before changing them."""
 
     def __init__(self, cache: WatchCache, kind: ResourceKind, namespace: str | None = None, *, group_by: str | None = None,
                  refuse: Callable[[Obj], str | None] | None = None) -> None:
@@ -81,9 +81,7 @@ class CacheView:
         self._refused_list: list[tuple[Obj, str]] | None = []
         self._groups: dict[GroupKey, LabelGroup] = {}
         self._stamp = 0
-        self._dirty: set[Key] = set()
-        self._heard = 0  # the kind's changes heard; the cache counts them too (kind_versions): any missed means rebuild
-        _follow(cache, self)
+        self._version = 0  # the kind's version in the cache (kind_versions) this view is in line with
         self._rebuild()
 
     def objects(self) -> list[Obj]:
@@ -103,26 +101,20 @@ class CacheView:
         self._catch_up()
         return self._groups.get((namespace, value))
 
-    def _hear(self, kind: ResourceKind, old: Obj | None, new: Obj | None) -> None:
-        if kind is not self.kind:
-            return
-        self._heard += 1
-        obj = new if new is not None else old
-        assert obj is not None
-        key = key_of(obj)
-        if self.namespace is None or key[0] == self.namespace:
-            self._dirty.add(key)
-
     def _catch_up(self) -> None:
-        if self._heard != self.cache.kind_versions[self.kind]:
-            self._rebuild()  # a change this list did not hear of: never seen, but never shown stale either
+        """Take in each key that changed since the last read, once however often it changed."""
+        version = self.cache.kind_versions[self.kind]
+        if version == self._version:
             return
-        if not self._dirty:
+        changed = self.cache.changed_since(self.kind, self._version)
+        if changed is None:  # further back than the cache remembers
+            self._rebuild()
             return
-        dirty, self._dirty = self._dirty, set()
+        self._version = version
         bucket = self.cache.objects[self.kind]
-        for key in dirty:
-            self._take(key, bucket.get(key))
+        for key in set(changed):
+            if self.namespace is None or key[0] == self.namespace:
+                self._take(key, bucket.get(key))
 
     def _take(self, key: Key, obj: Obj | None) -> None:
         """Bring one key in line with the cache's object (None: gone)."""
@@ -176,8 +168,7 @@ class CacheView:
 
     def _rebuild(self) -> None:
         """Everything again from the cache (at the start, or after a change not heard of); every group is a new one."""
-        self._heard = self.cache.kind_versions[self.kind]
-        self._dirty = set()
+        self._version = self.cache.kind_versions[self.kind]
         self._keys, self._objects, self._kept, self._refused, self._refused_list = [], [], {}, {}, None
         self._groups = {}
         bucket = self.cache.objects[self.kind]
@@ -185,16 +176,3 @@ class CacheView:
             if self.namespace is None or key[0] == self.namespace:
                 self._take(key, bucket[key])
 
-
-def _follow(cache: WatchCache, view: CacheView) -> None:
-    """Subscribe `view` to the cache's changes for as long as it lives (a reader dropped is not kept alive by them)."""
-    ref = weakref.ref(view)
-
-    def heard(kind: ResourceKind, old: Obj | None, new: Obj | None, own: bool) -> None:
-        found = ref()
-        if found is None:
-            cache.unsubscribe(heard)
-        else:
-            found._hear(kind, old, new)
-
-    cache.subscribe(heard)

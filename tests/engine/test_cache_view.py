@@ -28,7 +28,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 from nvcre_tui.engine.store import cache as cache_module
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.cacheview import LabelGroup
+from nvcre_tui.engine.store.cacheview import CacheView, LabelGroup
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind
 from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
@@ -234,3 +234,27 @@ def test_the_cache_says_which_keys_changed_until_it_no_longer_remembers(monkeypa
         world.job("job-1", "wf", "team-b", "Failed")
     assert world.cache.changed_since(JOB, start) is None  # further back than 4 + 2 x 1 Job
     assert world.cache.changed_since(JOB, world.cache.kind_versions[JOB] - 1) == [("team-b", "job-1")]
+
+
+def test_a_view_read_whole_again_judges_only_the_objects_that_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view further behind than the cache remembers reads the kind whole again; the objects it had judged keep their
+    verdicts (each judged again would be a model validation per Job of the fleet)."""
+    monkeypatch.setattr(cache_module, "CHANGES_KEPT", 0)
+    world = World()
+    for j in range(20):
+        world.job(f"job-{j}", "wf", "default", "InProgress", damaged=j == 3)
+    judged: list[str] = []
+
+    def refuse(obj: Obj) -> str | None:
+        judged.append(obj["metadata"]["name"])
+        return "damaged" if obj["status"] == 5 else None
+
+    view = CacheView(world.cache, JOB, "default", group_by=LABEL_WORKFLOW, refuse=refuse)
+    assert len(judged) == 20 and len(view.objects()) == 19 and [obj["metadata"]["name"] for obj, _ in view.refused()] == ["job-3"]
+    group = view.group("default", "wf")
+    judged.clear()
+    for _ in range(50):  # more changes than the cache remembers
+        world.job("job-7", "wf", "default", "Succeeded")
+    assert world.cache.changed_since(JOB, world.cache.kind_versions[JOB] - 50) is None
+    assert len(view.objects()) == 19 and view.group("default", "wf") is not group  # read whole: a new group
+    assert judged == ["job-7"] and [obj["metadata"]["name"] for obj, _ in view.refused()] == ["job-3"]

@@ -57,8 +57,8 @@ class LabelGroup:
             self.by_name[name] = obj
         self.stamp = stamp
         self._journal.append((stamp, name))
-        if len(self._journal) > self.JOURNAL_SLACK + 2 * len(self.names):  # bounded: a reader further behind takes the group whole
-            self._journal, self.since = [], stamp
+        if len(self._journal) > self.JOURNAL_SLACK + 2 * len(self.names):  # bounded: a reader further behind takes
+            self._journal, self.since = [], stamp                           # the group whole
 
 
 def _stamp_of(entry: tuple[int, str]) -> int:
@@ -67,8 +67,9 @@ def _stamp_of(entry: tuple[int, str]) -> int:
 
 class CacheView:
     """`kind`'s objects of `namespace` (None: every namespace; a kind without namespaces: all), sorted by (namespace,
-    name), less those `refuse` finds a problem with (`refused`), and grouped by `group_by`'s value; each read first takes
-    in the keys the cache says changed since the last (`WatchCache.changed_since`). Shared lists: copy before changing them."""
+    name), less those `refuse` finds a problem with (`refused`), and grouped by `group_by`'s value; each read first
+    takes in the keys the cache says changed since the last (`WatchCache.changed_since`). Shared lists: copy before
+    changing them."""
 
     def __init__(self, cache: WatchCache, kind: ResourceKind, namespace: str | None = None, *, group_by: str | None = None,
                  refuse: Callable[[Obj], str | None] | None = None) -> None:
@@ -116,12 +117,16 @@ class CacheView:
             if self.namespace is None or key[0] == self.namespace:
                 self._take(key, bucket.get(key))
 
-    def _take(self, key: Key, obj: Obj | None) -> None:
-        """Bring one key in line with the cache's object (None: gone)."""
+    def _take(self, key: Key, obj: Obj | None, judged: tuple[dict[Key, Obj], dict[Key, tuple[Obj, str]]] | None = None) -> None:
+        """Bring one key in line with the cache's object (None: gone); `judged`: the kept and refused objects before a
+        rebuild, whose verdicts stand for the same objects."""
         kept, hurt = self._kept.get(key), self._refused.get(key)
         if obj is not None and (obj is kept or (hurt is not None and obj is hurt[0])):
             return
-        problem = self.refuse(obj) if obj is not None and self.refuse is not None else None
+        problem = None
+        if obj is not None and self.refuse is not None and not (judged is not None and judged[0].get(key) is obj):
+            before = judged[1].get(key) if judged is not None else None
+            problem = before[1] if before is not None and before[0] is obj else self.refuse(obj)
         keep = obj if obj is not None and problem is None else None
         if kept is not None:
             at = bisect_left(self._keys, key)
@@ -167,12 +172,14 @@ class CacheView:
         return (key[0], value) if isinstance(value, str) else None  # as the cache's label index takes them
 
     def _rebuild(self) -> None:
-        """Everything again from the cache (at the start, or after a change not heard of); every group is a new one."""
+        """Everything again from the cache (at the start, or when the cache no longer remembers the changes since the
+        last read); every group is a new one, and the objects judged before are not judged again."""
+        judged = (self._kept, self._refused)
         self._version = self.cache.kind_versions[self.kind]
         self._keys, self._objects, self._kept, self._refused, self._refused_list = [], [], {}, {}, None
         self._groups = {}
         bucket = self.cache.objects[self.kind]
         for key in sorted(bucket):
             if self.namespace is None or key[0] == self.namespace:
-                self._take(key, bucket[key])
+                self._take(key, bucket[key], judged)
 

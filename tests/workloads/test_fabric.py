@@ -148,3 +148,31 @@ def test_render_workloads_says_over_the_group_why_tcpxo_is_not_rendered(tmp_path
     assert lines[0].startswith("# communication/nccl-all-reduce") and lines[1].startswith(f"# {why}")
     assert main([*args, "-o", "json"]) == 0
     assert capsys.readouterr().err.startswith(f"nvcre: communication/nccl-all-reduce group-0: {why}")
+
+
+
+# Google's `simple` TCPXO profile (nccl-env-profile-simple.sh of the plugin, NCCL_LIB_DIR=/usr/local/nvidia/lib64), less
+# what is not NCCL's tuning (CUDA_VISIBLE_DEVICES, NCCL_DEBUG*, LD_LIBRARY_PATH) and the NICs it discovers.
+SIMPLE_PROFILE = {
+    "NCCL_FASTRAK_IFNAME": "eth1,eth2,eth3,eth4,eth5,eth6,eth7,eth8", "NCCL_FASTRAK_CTRL_DEV": "eth0", "NCCL_SOCKET_IFNAME": "eth0",
+    "NCCL_CROSS_NIC": "0", "NCCL_ALGO": "Ring,Tree", "NCCL_PROTO": "Simple", "NCCL_MIN_NCHANNELS": "4",
+    "NCCL_P2P_NET_CHUNKSIZE": "524288", "NCCL_P2P_PCI_CHUNKSIZE": "524288", "NCCL_P2P_NVL_CHUNKSIZE": "1048576",
+    "NCCL_FASTRAK_NUM_FLOWS": "2", "NCCL_FASTRAK_ENABLE_CONTROL_CHANNEL": "0", "NCCL_BUFFSIZE": "8388608", "NCCL_FASTRAK_USE_SNAP": "1",
+    "NCCL_FASTRAK_USE_LLCM": "1", "NCCL_NET_GDR_LEVEL": "PIX", "NCCL_FASTRAK_ENABLE_HOTPATH_LOGGING": "0",
+    "NCCL_TUNER_PLUGIN": "libnccl-tuner.so",
+    "NCCL_TUNER_CONFIG_PATH": "/usr/local/nvidia/lib64/a3plus_tuner_config_simple.textproto",
+    "NCCL_SHIMNET_GUEST_CONFIG_CHECKER_CONFIG_FILE": "/usr/local/nvidia/lib64/a3plus_guest_config_simple.textproto",
+    "NCCL_FASTRAK_PLUGIN_ACCEPT_TIMEOUT_MS": "600000", "NCCL_NVLS_ENABLE": "0",
+}
+
+
+@pytest.mark.parametrize("entry", [NCCL, "training/nemotron5-8b"])
+def test_a3_mega_runs_get_googles_simple_tcpxo_profile_whole(entry: str) -> None:
+    """The plugin's guest config checker compares the run's NCCL env with the profile of the config file it is given and
+    aborts a run that does not match: the installer's default files expect the default profile (NCCL_PROTO=Simple,LL128,
+    NVLSTree with NCCL_NVLSTREE_MAX_CHUNKSIZE). The catalog's gcp/h100 runs set the `simple` one (NCCL_PROTO=Simple,
+    NCCL_NVLS_ENABLE=0), so they get its `_simple` config files and the rest of it (the P2P chunk sizes)."""
+    pod, note = _render(entry, {name: gke_a3_mega(name) for name in GROUP_NODES})
+    assert note is None
+    env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
+    assert {name: env.get(name) for name in SIMPLE_PROFILE} == SIMPLE_PROFILE

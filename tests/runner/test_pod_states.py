@@ -279,3 +279,28 @@ def test_a_pod_a_noexecute_taint_deletes_mid_run_fails_the_run_blaming_no_node()
     assert (gone.reason, gone.failed_node) == ("NodeLost", "n2")
     lost = verdict([pod(0), _disrupted(1, "DeletionByTaintManager")], not_ready={"n2": "Unknown"})  # unreachable: node lost first
     assert (lost.reason, lost.failed_node) == ("NodeLost", "n2")
+
+
+def _with_sidecar(found: Obj, state: Obj, last: Obj | None = None, restart: str | None = "Always") -> Obj:
+    """`found` with an init container `daemon` (a native sidecar when restart is Always) in `state`."""
+    found["spec"]["initContainers"] = [{"name": "daemon", **({"restartPolicy": restart} if restart else {})}]
+    found["status"]["initContainerStatuses"] = [{"name": "daemon", "image": "rxdm:1", "state": state, **({"lastState": last} if last else {})}]
+    return found
+
+
+def test_a_native_sidecar_stopped_as_its_pod_completes_or_restarted_fails_nothing() -> None:
+    """A native sidecar (GKE's TCPXO/TCPX receive daemon) is stopped when its pod's containers are done, SIGKILLed after
+    the grace when its shell (PID 1) ignores SIGTERM: exit 137, which kubelet leaves out of the pod's phase. A worker
+    done before the result pod is no failure of the run, nor a daemon restarted while the GPU container runs on."""
+    killed = {"terminated": {"exitCode": 137, "reason": "Error", "finishedAt": "2026-01-01T00:09:30Z"}}
+    plain = pod(1, "Succeeded", containers=terminated(0, "Completed", finished="2026-01-01T00:09:00Z"))
+    done = _with_sidecar(pod(1, "Succeeded", containers=terminated(0, "Completed", finished="2026-01-01T00:09:00Z")), killed)
+    found = verdict([pod(0), done])
+    assert found.phase != "Failed" and found == verdict([pod(0), plain])  # as the same pods without the daemon
+    restarted = _with_sidecar(pod(1), {"running": {"startedAt": "2026-01-01T00:00:09Z"}},
+                              last={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2026-01-01T00:00:08Z"}})
+    assert verdict([pod(0), restarted]).phase == "Running"
+    # an init container that must finish first (a clone) still fails the run when it fails
+    clone = _with_sidecar(pod(1, "Failed", containers=[]), {"terminated": {"exitCode": 128, "reason": "Error",
+                                                                           "finishedAt": "2026-01-01T00:00:08Z"}}, restart=None)
+    assert verdict([pod(0), clone]).phase == "Failed"

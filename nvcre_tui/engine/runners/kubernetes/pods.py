@@ -119,10 +119,21 @@ def _command_missing(pods: Iterable[Obj]) -> Verdict | None:
     return None
 
 
+def _sidecars(pod: Obj) -> set[str]:
+    """The pod's native sidecars (init containers with restartPolicy Always: GKE's TCPXO/TCPX receive daemon)."""
+    return {str(c.get("name")) for c in pod_spec(pod).get("initContainers") or [] if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+
+
 def _terminated(pod: Obj) -> list[tuple[ContainerStatus, ContainerStateTerminated]]:
-    """(container status, its terminated state) of containers that ended with a non-zero code."""
+    """(container status, its terminated state) of containers that ended with a non-zero code. A native sidecar's
+    exit is none of the run's: kubelet stops it once the pod's containers are done (SIGKILL after the grace, 137, when
+    its shell ignores SIGTERM), restarts it when it dies, and leaves it out of the pod's phase; its GPU container's
+    exit says whether the work failed."""
     found = []
+    sidecars = _sidecars(pod)
     for container in _containers(pod):
+        if container.get("name") in sidecars:
+            continue
         state = container.get("state") or {}
         ended = state.get("terminated") or (container.get("lastState") or {}).get("terminated")
         if ended and int(ended.get("exitCode") or 0) != 0:

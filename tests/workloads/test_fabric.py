@@ -176,3 +176,18 @@ def test_a3_mega_runs_get_googles_simple_tcpxo_profile_whole(entry: str) -> None
     assert note is None
     env = {e["name"]: e["value"] for e in pod["spec"]["containers"][0]["env"]}
     assert {name: env.get(name) for name in SIMPLE_PROFILE} == SIMPLE_PROFILE
+
+
+def test_a3_mega_gpu_container_starts_once_the_receive_daemon_is_ready() -> None:
+    """RxDM takes about 30 s to set up, and the FasTrak plugin waits for it 30 s at NCCL init (FASTRAK_RXDM_INIT_TIMEOUT)
+    before NCCL falls back to TCP: a run starting NCCL at once (a loopback) raced it. The daemon writes
+    HEALTH_CHECK_LOG_FILE once ready; a startup probe reading it holds the pod's containers until then (a native
+    sidecar's startup probe gates them), as Google's best practice has it."""
+    pod, note = _render(NCCL, {name: gke_a3_mega(name) for name in GROUP_NODES})
+    assert note is None
+    daemon = next(c for c in pod["spec"]["initContainers"] if c["name"] == "tcpxo-daemon")
+    ready_file = {e["name"]: e["value"] for e in daemon["env"]}["HEALTH_CHECK_LOG_FILE"]
+    assert "_" not in ready_file  # the daemon does not write a file whose name has one
+    probe = daemon["startupProbe"]
+    assert probe["exec"]["command"] == ["cat", ready_file]
+    assert probe["periodSeconds"] * probe["failureThreshold"] >= 120  # not restarted while it sets up

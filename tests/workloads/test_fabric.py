@@ -191,3 +191,19 @@ def test_a3_mega_gpu_container_starts_once_the_receive_daemon_is_ready() -> None
     probe = daemon["startupProbe"]
     assert probe["exec"]["command"] == ["cat", ready_file]
     assert probe["periodSeconds"] * probe["failureThreshold"] >= 120  # not restarted while it sets up
+
+
+def test_a3_high_daemon_passes_its_route_tuning_to_setup_sh_as_separate_words() -> None:
+    """tcpgpudmarxd runs `system("<scripts>/setup.sh " + setup_param)`; setup.sh drops its first word (--verbose) and
+    sets the routes' initcwnd, rto_min and quickack from the next three. A value in quotes reached it as one word, and
+    it modified no route."""
+    import shlex
+
+    nodes = {name: gke_a3_mega(name, networks=4, instance_type="a3-highgpu-8g") for name in GROUP_NODES}
+    pod, note = _render(NCCL, nodes)
+    assert note is None
+    daemon = next(c for c in pod["spec"]["initContainers"] if c["name"] == "tcpx-daemon")
+    argv = [*daemon["command"], *daemon.get("args", [])]
+    flag = next(i for i, arg in enumerate(argv) if arg.startswith("--setup_param"))
+    value = argv[flag].partition("=")[2] if "=" in argv[flag] else argv[flag + 1]
+    assert shlex.split(f"/tcpgpudmarxd/build/a3-tuning-scripts/setup.sh {value}")[1:] == ["--verbose", "128", "2", "0"]

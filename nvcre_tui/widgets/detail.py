@@ -103,6 +103,8 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
     else:
         label(text, "Status", phase)
         label(text, "Reason", f"{reason}: {message}" if message else reason)
+    for noted in cond.noted(conditions_of(job)):  # what qualifies its result, whatever it is (its fabric not rendered)
+        label(text, "Note", noted.get("message") or noted.get("reason", ""))
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
     measurements_text(text, status.get("measurements"), status.get("evidence"))

@@ -1,5 +1,6 @@
 """A run whose fabric its nodes do not let be rendered (GKE A3 Edge H100: GPUDirect-TCPXO is A3 Mega's, TCPX A3 High's)
-still runs, over TCP, and says why: a FabricNotRendered Warning Event on the run. A run on A3 Mega nodes carrying the
+still runs, over TCP, and says why: a FabricNotRendered Warning Event on the run, and its FabricNotRendered condition
+(a note on its result). A run on A3 Mega nodes carrying the
 8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event."""
 
 from __future__ import annotations
@@ -68,12 +69,16 @@ def test_a_run_on_a3_edge_nodes_goes_over_tcp_and_says_why(tmp_path: Path) -> No
            "node.kubernetes.io/instance-type=a3-edgegpu-8g")
     assert [(e["type"], e["reason"]) for e in events] == [("Warning", FABRIC_NOT_RENDERED)]
     assert events[0]["message"].startswith(why)
+    # the same note on the run's result (its Job carries it to the report and the console: tests/engine/test_fabric_note_report.py)
+    [noted] = [c for c in status["conditions"] if c["type"] == FABRIC_NOT_RENDERED]
+    assert (noted["status"], noted["message"]) == ("True", events[0]["message"])
     assert "initContainers" not in job["spec"]["template"]["spec"]
 
 
 def test_a_run_on_a3_mega_nodes_gets_the_daemon_and_their_networks(tmp_path: Path) -> None:
     status, events, job = asyncio.run(_start(tmp_path, "a3-megagpu-8g", networks=8))
     assert status["phase"] == "Scheduling" and events == [], status
+    assert FABRIC_NOT_RENDERED not in [c["type"] for c in status.get("conditions") or []]
     template = job["spec"]["template"]
     assert [c["name"] for c in template["spec"]["initContainers"]] == ["tcpxo-daemon"]
     attached = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])

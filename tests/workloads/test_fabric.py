@@ -94,7 +94,7 @@ def test_nodes_of_another_machine_type_or_of_both_are_told_what_each_fabric_need
     assert note == ("GPUDirect-TCPXO or GPUDirect-TCPX not rendered: GPUDirect-TCPXO: node gpu-node-01 is "
                     "node.kubernetes.io/instance-type=a3-edgegpu-8g, not a3-megagpu-8g; GPUDirect-TCPX: node gpu-node-01 is "
                     "node.kubernetes.io/instance-type=a3-edgegpu-8g, not a3-highgpu-8g; NCCL between the nodes goes over TCP "
-                    "on eth0 (its result's note says so)")
+                    "on eth0")
     mixed = {GROUP_NODES[0]: gke_a3_mega(GROUP_NODES[0]), GROUP_NODES[1]: gke_a3_mega(GROUP_NODES[1], 4, "a3-highgpu-8g")}
     pod, note = _render(NCCL, mixed)
     assert _not_rendered(pod)

@@ -187,8 +187,13 @@ WORKLOAD_STALLED: Final = "WorkloadStalled"
 # ran and proved nothing, and no node is blamed (runners/kubernetes/pods.py, controllers/job.py).
 POD_DISRUPTED: Final = "PodDisrupted"
 # A Warning Event on a run whose fabric (catalog/_workloads/fabrics.yaml: GKE's GPUDirect-TCPXO) its nodes do not let
-# be rendered (a machine type, networks missing from their allocatable): it runs over TCP, and says why.
+# be rendered (a machine type, networks missing from their allocatable): it runs over TCP, and says why. Also the
+# condition saying so (True, the same message) the runner sets on the run and the Job carries: a note on its result.
 FABRIC_NOT_RENDERED: Final = "FabricNotRendered"
+# Conditions the runner sets True on a WorkloadRun that qualify its result without judging it (its verdict is the
+# same): carried to its Job (controllers.conditions.carried), not to the Certification, and noted by the report
+# (its category's `runNotes`) and the console's Job detail.
+RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED,)
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

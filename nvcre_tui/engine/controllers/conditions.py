@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# The condition types (and BATCH_FALLBACK, SIMULATED, HOW_RUN: how runs were carried out) live in the vocabulary.
+# The condition types (and BATCH_FALLBACK, SIMULATED, HOW_RUN: how runs were carried out; RESULT_NOTES: what
+# qualifies a run's result) live in the vocabulary.
 from nvcre_tui.engine.api.vocabulary import (
-    BATCH_FALLBACK, FAILED, HARDWARE_FAILED, HOW_RUN, IN_PROGRESS, SIMULATED, SUCCEEDED, VALIDATION_FAILED,
+    BATCH_FALLBACK, FAILED, HARDWARE_FAILED, HOW_RUN, IN_PROGRESS, RESULT_NOTES, SIMULATED, SUCCEEDED, VALIDATION_FAILED,
 )
 
 PHASE_TYPES = (IN_PROGRESS, SUCCEEDED, FAILED)
@@ -86,11 +87,22 @@ def how_run(conditions: Conditions | None) -> list[Obj]:
     return [c for kind in HOW_RUN if (c := find(conditions, kind)) is not None and c.get("status") == "True"]
 
 
+def noted(conditions: Conditions | None) -> list[Obj]:
+    """The RESULT_NOTES conditions True among `conditions` (a run's, a Job's)."""
+    return [c for kind in RESULT_NOTES if (c := find(conditions, kind)) is not None and c.get("status") == "True"]
+
+
+def from_run(conditions: Conditions | None) -> list[Obj]:
+    """What a Job carries of its run's conditions: how it ran, and the notes on its result."""
+    return how_run(conditions) + noted(conditions)
+
+
 def carried(conditions: Conditions | None, sources: Sequence[Obj], now: str) -> list[Obj]:
-    """`conditions` with each HOW_RUN condition of `sources` set True (its message, and when it was first seen)."""
+    """`conditions` with each HOW_RUN or RESULT_NOTES condition of `sources` set True (its message, and when it was
+    first seen)."""
     result = [c for c in conditions or [] if isinstance(c, dict)]
     for source in sources:
         kind = source["type"]
-        result = with_condition(result, kind, True, str(source.get("reason") or HOW_RUN[kind]), str(source.get("message") or ""),
+        result = with_condition(result, kind, True, str(source.get("reason") or HOW_RUN.get(kind, kind)), str(source.get("message") or ""),
                                 str(source.get("lastTransitionTime") or now))
     return result

@@ -267,7 +267,7 @@ async def _pending_said(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStat
     if not said:
         return
     message = pending_message(str(said), grace, per_job=per_job)
-    carried = cond.carried(conditions_of(job), cond.how_run(conditions_of(run)), ctx.now())
+    carried = cond.carried(conditions_of(job), cond.from_run(conditions_of(run)), ctx.now())
     conditions = cond.with_phase(carried, IN_PROGRESS, WORKLOAD_PENDING, message, ctx.now())
     if conditions != conditions_of(job):
         await ctx.patch_status(JOB, job, {"conditions": conditions})
@@ -449,8 +449,9 @@ async def _finish(
         conditions = cond.with_condition(conditions, HARDWARE_FAILED, True, reason, message, now)
     if validation:
         conditions = cond.with_condition(conditions, VALIDATION_FAILED, validation_failed, validation[0], validation[1], now)
-    # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet): the report says so
-    conditions = cond.carried(conditions, cond.how_run(conditions_of(run)), now)
+    # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet) and the notes on its
+    # result (its fabric not rendered): the report says so, the verdict above is the same
+    conditions = cond.carried(conditions, cond.from_run(conditions_of(run)), now)
     status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None,
                    "completionTime": _ended(run, now)}
     if measured is not None and measured.measurements:

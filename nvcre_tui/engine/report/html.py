@@ -200,6 +200,8 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
     if category.get("passedWithSkippedRows"):
         out.append(_table(("nodes", "nccl-tests: passed with skipped rows"),
                           [(", ".join(item["nodes"]), item["note"]) for item in category["passedWithSkippedRows"]]))
+    if category.get("runNotes"):
+        out.append(_table(("nodes", "run notes"), [(", ".join(item["nodes"]), item["note"]) for item in category["runNotes"]]))
     if curves:
         out.append(f"<figure>{curve_svg(curves)}<figcaption>Bus bandwidth vs message size, per group (out-of-place busbw from each run's nccl-tests log).</figcaption></figure>")
     elif curve_note:

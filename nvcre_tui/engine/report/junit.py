@@ -2,7 +2,7 @@
 
 Kept to the schema Jenkins and GitLab read: a testsuite's `properties` before its testcases; in a testcase its
 `failure` or `error`, then `system-out` (what a passing category passed with: skipped DCGM tests, skipped nccl-tests
-rows)."""
+rows; a run's notes, whatever its verdict: its fabric not rendered)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Any
 from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, RESULT_INCOMPLETE, RESULT_RUNNING, SUCCEEDED
 from nvcre_tui.engine.report.model import HOW_RUN_FIELDS, excluded_counted, excluded_elsewhere_counted
 from nvcre_tui.engine.report.readmodel import category_titles
-from nvcre_tui.engine.report.text import SUSPECT_NOTE, excluded_elsewhere_said, failure_text, skipped_row_lines, skipped_test_lines
+from nvcre_tui.engine.report.text import (SUSPECT_NOTE, excluded_elsewhere_said, failure_text, run_note_lines, skipped_row_lines,
+                                         skipped_test_lines)
 
 Obj = dict[str, Any]
 # What XML 1.0 cannot hold at all, escaped or not (its Char production): a CI system's parser refuses the whole file.
@@ -64,6 +65,7 @@ def render_junit(reports: Sequence[Obj]) -> str:
                     error.text = f"failed so far:\n{so_far}"
             warnings = [f"passed with skipped tests: {line}" for line in skipped_test_lines(category)]
             warnings += [f"passed with skipped rows: {line}" for line in skipped_row_lines(category)]
+            warnings += [f"note: {line}" for line in run_note_lines(category)]  # failed or not: it judges nothing
             also = excluded_elsewhere_said(excluded_elsewhere_counted(report, category))
             if also:  # its excluded nodes counted in a worse state (not in the suite's excludedNodes), as the text's card says
                 warnings.append(f"excluded: {also}")

@@ -315,6 +315,13 @@ def _skipped_rows(jobs: Sequence[Obj]) -> list[Obj]:
     return marked
 
 
+def _run_notes(jobs: Sequence[Obj]) -> list[Obj]:
+    """Runs whose result a note qualifies (cond.RESULT_NOTES: their fabric not rendered, so NCCL went over TCP), each
+    with its note, whatever their verdict (the note judges nothing)."""
+    return [{"nodes": group_nodes(job), "note": str(condition.get("message") or condition.get("reason") or "")}
+            for job in sorted(jobs, key=lambda j: j["metadata"]["name"]) for condition in cond.noted(conditions_of(job))]
+
+
 def category_report(category: CategoryView) -> Obj:
     """One category's section."""
     status, workflow, jobs = category.status, category.workflow, category.jobs
@@ -346,6 +353,9 @@ def category_report(category: CategoryView) -> Obj:
     skipped_rows = _skipped_rows(jobs)
     if skipped_rows:  # only then: a clean category's report is what it always was
         row["passedWithSkippedRows"] = skipped_rows
+    run_notes = _run_notes(jobs)
+    if run_notes:  # only then, as above
+        row["runNotes"] = run_notes
     if orch.get("diagnose") is not None:
         row["diagnose"] = readable(orch["diagnose"])
         row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"], value_shower(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH)))  # each node not plainly healthy, with its record

@@ -98,6 +98,11 @@ def skipped_row_lines(category: Obj) -> list[str]:
     return [f"{_names(item['nodes'])}: {item['note']}" for item in category.get("passedWithSkippedRows") or []]
 
 
+def run_note_lines(category: Obj) -> list[str]:
+    """Runs whose result a note qualifies (their fabric not rendered), one line each: the same in every format."""
+    return [f"{_names(item['nodes'])}: {item['note']}" for item in category.get("runNotes") or []]
+
+
 def failure_text(category: Obj) -> str:
     """Why a failed category failed, in lines: a threshold out of reach of the whole fleet (the threshold, not the
     nodes), a diagnosis's link faults, its failed nodes, then every failed group's message (a group that blamed no
@@ -198,6 +203,10 @@ def _category_rows(category: Obj) -> list[str]:
     if marked_rows:
         rows.append(_field("nccl-tests", f"{count(len(marked_rows), 'run')} passed with skipped rows"))
         rows += _capped([f"  ! {line}" for line in skipped_row_lines(category)], "runs")
+    noted = run_note_lines(category)
+    if noted:
+        rows.append(_field("Run notes", count(len(noted), "run")))
+        rows += _capped([f"  ! {line}" for line in noted], "runs")
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")

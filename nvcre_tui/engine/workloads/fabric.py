@@ -5,8 +5,9 @@ tells; the nodes' machine type says which of the two.
 
 A fabric applies to a run when its `when` matches the placement and the run's env sets its `usedBy` variable; it is
 rendered only when every node of the group carries what it needs, else nothing of it is (a half-rendered fabric
-would not start, or hang NCCL), and `FabricOutcome.problem` says why: the runner records it in an Event on the run,
-`render --workloads` prints it.
+would not start, or hang NCCL), and `FabricOutcome.note` says why: the runner records it in an Event on the run and
+in its FabricNotRendered condition (a note on its result: the report and the console say it), `render --workloads`
+prints it.
 """
 
 from __future__ import annotations
@@ -42,8 +43,7 @@ class FabricOutcome:
         """The one line said of a run it is not rendered for; None when it is."""
         if self.problem is None:
             return None
-        return (f"{' or '.join(self.tried or (self.fabric.name,))} not rendered: {self.problem}; NCCL between the nodes goes "
-                "over TCP on eth0 (its result's note says so)")
+        return f"{' or '.join(self.tried or (self.fabric.name,))} not rendered: {self.problem}; NCCL between the nodes goes over TCP on eth0"
 
 
 def _natural(text: str) -> list[str | int]:

@@ -315,13 +315,17 @@ class KubernetesRunner:
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
         now = format_time(self.clock.now())
-        if (fabric := fabric_outcome(spec, where)) is not None and fabric.note is not None:
-            await self._fabric_event(run, fabric.note)
         patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
+        conditions: list[Obj] = [dict(c) for c in conditions_of(run)]
         if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
-            patch["conditions"] = with_condition(conditions_of(run), BATCH_FALLBACK, True,
-                                                 HOW_RUN[BATCH_FALLBACK], FALLBACK_MESSAGE, now)
+            conditions = with_condition(conditions, BATCH_FALLBACK, True, HOW_RUN[BATCH_FALLBACK], FALLBACK_MESSAGE, now)
+        if (fabric := fabric_outcome(spec, where)) is not None and fabric.note is not None:
+            await self._fabric_event(run, fabric.note)
+            # a note on its result, whatever it is (the Job carries it to the report and the console)
+            conditions = with_condition(conditions, FABRIC_NOT_RENDERED, True, FABRIC_NOT_RENDERED, fabric.note, now)
+        if conditions != [dict(c) for c in conditions_of(run)]:
+            patch["conditions"] = conditions
         return await self._patch(run, patch)
 
     async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],

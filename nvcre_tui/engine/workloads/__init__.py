@@ -20,8 +20,9 @@ from nvcre_tui.engine.workloads.container import WorkloadError
 from nvcre_tui.engine.workloads.env import standalone_spec
 from nvcre_tui.engine.workloads.fabric import FabricOutcome, fabric_outcome, with_fabric
 from nvcre_tui.engine.workloads.lookup import pods_selector, result_pod_selector, trainer_served
-from nvcre_tui.engine.workloads.objects import compute_domain, config_map, device_claim_templates
-from nvcre_tui.engine.workloads.placement import Placement, owner_reference, placement_for, workload_name
+from nvcre_tui.engine.workloads.data import claim_data
+from nvcre_tui.engine.workloads.objects import compute_domain, compute_domain_name, config_map, device_claim_templates
+from nvcre_tui.engine.workloads.placement import Placement, kept_name, owner_reference, placement_for, workload_name
 from nvcre_tui.engine.workloads.trainjob import runtime_name, train_job, training_runtime
 
 Obj = dict[str, Any]
@@ -60,9 +61,9 @@ def workload_manifests(spec: WorkloadRunSpec, placement: Placement, *, trainer: 
 def workload_object_names(job: str) -> list[tuple[str, str, str]]:
     """(apiVersion, kind, name) of the objects `workload_manifests` may make for the runs of nvcre Job `job` (or of
     a standalone WorkloadRun of that name) that the engine deletes when the Job goes and no garbage collector follows
-    its ownerReferences, the pods' owners first: the TrainJob or batch Job, TrainingRuntime and Service. Its
-    ConfigMaps, ssh key Secret, ComputeDomain and ResourceClaimTemplates stay for a garbage collector (the engine may not
-    delete those kinds); their names carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
+    its ownerReferences, the pods' owners first: the TrainJob or batch Job, TrainingRuntime and Service; then those
+    of `kept_object_names`. Its ConfigMaps and ssh key Secret stay for a garbage collector (the engine may not delete
+    those kinds); their names carry the Job's uid, so a later Job of the same name never meets them (placement.kept_name)."""
     where = Placement(job=job, namespace="", nodes=(), platform="", architecture="")
     return [
         (TRAINER_API_VERSION, "TrainJob", workload_name(job)),
@@ -72,7 +73,18 @@ def workload_object_names(job: str) -> list[tuple[str, str, str]]:
     ]
 
 
+def kept_object_names(job: str, uid: str) -> list[tuple[str, str]]:
+    """(kind, name) of the DRA objects `workload_manifests` may make for the runs of nvcre Job `job` of uid `uid` (or
+    of a standalone WorkloadRun), named with that uid (placement.kept_name), that the engine deletes after its
+    `workload_object_names` where no garbage collector does: its ComputeDomain and its own ResourceClaimTemplates (one
+    per claim catalog/_workloads/claims.yaml names; not the ComputeDomain's channel template, its driver's). The
+    API version is the server's to say (ResourceClaimTemplates are served in one of several)."""
+    where = Placement(job=job, namespace="", nodes=(), platform="", architecture="", owner={"uid": uid})
+    return [("ComputeDomain", compute_domain_name(where)),
+            *(("ResourceClaimTemplate", kept_name(where, template.suffix)) for template in claim_data().templates)]
+
+
 __all__ = [
-    "FabricOutcome", "Placement", "WorkloadError", "fabric_outcome", "group_run_spec", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
+    "FabricOutcome", "Placement", "WorkloadError", "fabric_outcome", "group_run_spec", "kept_object_names", "owner_reference", "placement_for", "pods_selector", "result_pod_selector",
     "standalone_spec", "trainer_served", "workload_manifests", "workload_name", "workload_object_names",
 ]

@@ -113,9 +113,10 @@ def child_name(job: str, suffix: str, limit: int = 63) -> str:
 
 
 def kept_name(placement: Placement, suffix: str, base: str | None = None) -> str:
-    """`<job><suffix>` for an object the engine may not delete (a ConfigMap, a ComputeDomain), with the first 8 hex
-    digits of the owning Job's uid: one an earlier Job of the same name left behind, where no garbage collector
-    removed it, never clashes with this Job's. Offline (no uid yet) the name has none."""
+    """`<job><suffix>` for an object that may outlive its Job (a ConfigMap the engine may not delete; a ComputeDomain
+    until the engine's release of the Job), with the first 8 hex digits of the owning Job's uid: one an earlier Job
+    of the same name left behind, where no garbage collector removed it, never clashes with this Job's (nor is
+    deleted with it: workloads.kept_object_names names this Job's). Offline (no uid yet) the name has none."""
     uid = str((placement.owner or {}).get("uid") or "").replace("-", "")[:8]
     return child_name(base or placement.job, f"{suffix}-{uid}" if uid else suffix)
 

@@ -43,7 +43,7 @@ from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import listed
-from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, workload_name, workload_object_names
+from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
@@ -91,6 +91,7 @@ class KubernetesRunner:
         self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
         self._jobsets = False  # JobSets seen served (likewise)
         self._dra_version: str | None = None  # the newest resource.k8s.io version seen serving ResourceClaimTemplates (likewise)
+        self._kept = False  # whether release has asked which of a run's kept kinds (the two above) are served
         self.log_reader = PodLogReader.of_store(kube)
         self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
@@ -379,12 +380,33 @@ class KubernetesRunner:
     async def release(self, owner: Obj) -> None:
         """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
         with no garbage collector (workloads.workload_object_names): the TrainJob or batch Job, TrainingRuntime and
-        Service. Its ConfigMaps, ssh-key Secret and ComputeDomain stay for a garbage collector (or `certification
-        delete`): the engine may not delete those kinds (other namespaces keep credentials in them)."""
+        Service, then its ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names), of the kinds the
+        server serves. Each only when it names `owner` among its owners. Its ConfigMaps and ssh-key Secret stay for a
+        garbage collector (or `certification delete`): the engine may not delete those kinds (other namespaces keep
+        credentials in them)."""
         meta = owner["metadata"]
-        namespace = meta.get("namespace") or "default"
+        namespace, uid = meta.get("namespace") or "default", str(meta.get("uid") or "")
         for api_version, kind_name, name in workload_object_names(meta["name"]):
-            await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, str(meta.get("uid") or ""))
+            await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, uid)
+        served = {kind.kind: kind for kind in await self._kept_kinds()}
+        for kind_name, name in kept_object_names(meta["name"], uid):
+            if kind_name in served:
+                await delete_owned(self.store, served[kind_name], name, namespace, uid)
+
+    async def _kept_kinds(self) -> list[ResourceKind]:
+        """The ComputeDomain kind, and ResourceClaimTemplate's in the newest version served (one version reads them
+        all), where the server serves them. Asked once: a kind served later is seen served by the run that makes one
+        (compute_domain_refusal, dra_version), so a miss leaves nothing of this runner's behind."""
+        if not self._kept:
+            served = await self.kube.served_resources(COMPUTE_DOMAIN.api_version)
+            self._compute_domains = self._compute_domains or any(r.get("name") == COMPUTE_DOMAIN.plural for r in served or [])
+            for template in CLAIM_TEMPLATES if self._dra_version is None else ():
+                if any(r.get("name") == template.plural for r in await self.kube.served_resources(template.api_version) or []):
+                    self._dra_version = template.version
+                    break
+            self._kept = True
+        templates = [template for template in CLAIM_TEMPLATES if template.version == self._dra_version]
+        return [*([COMPUTE_DOMAIN] if self._compute_domains else []), *templates]
 
     # ----------------------------------------------------------------------- output
 

@@ -63,3 +63,23 @@ def test_a_run_with_skipped_rows_that_missed_its_threshold_is_not_called_a_pass(
     [category] = report["categories"]
     assert category["status"] == "Failed" and "passedWithSkippedRows" not in category
     assert "passed with skipped rows" not in render_text(report)
+
+
+SOCKET = E1.replace("#\n#                                                              out-of-place",
+                    "gpu-node-02:4101:4101 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n#\n"
+                    "#                                                              out-of-place", 1)
+
+
+def test_a_run_over_the_socket_transport_is_a_run_note_whatever_its_verdict_not_a_skipped_row() -> None:
+    """NCCL over TCP is a remark on what was measured: the report listed it as "passed with skipped rows" (any nccl
+    note was), and a run that missed its threshold, slow for that very reason, lost it."""
+    assert SOCKET != E1
+    for cert, status in ((CERT, "Succeeded"),
+                         (CERT.replace("variant: nccl-loopback}", "variant: nccl-loopback, options: {thresholds: {busBandwidthGBps: 'value >= 9999'}}}"),
+                          "Failed")):
+        report = asyncio.run(certify({"gpu-node-01": E1, "gpu-node-02": SOCKET}, cert))
+        [category] = report["categories"]
+        assert category["status"] == status and "passedWithSkippedRows" not in category
+        [noted] = category["runNotes"]
+        assert noted["nodes"] == ["gpu-node-02"] and noted["note"].startswith("nccl: NCCL's network transport was Socket")
+        assert "skipped rows" not in render_text(report) and "Run notes" in render_text(report)

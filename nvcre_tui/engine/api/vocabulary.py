@@ -190,10 +190,14 @@ POD_DISRUPTED: Final = "PodDisrupted"
 # be rendered (a machine type, networks missing from their allocatable): it runs over TCP, and says why. Also the
 # condition saying so (True, the same message) the runner sets on the run and the Job carries: a note on its result.
 FABRIC_NOT_RENDERED: Final = "FabricNotRendered"
-# Conditions the runner sets True on a WorkloadRun that qualify its result without judging it (its verdict is the
-# same): carried to its Job (controllers.conditions.carried), not to the Certification, and noted by the report
-# (its category's `runNotes`) and the console's Job detail.
-RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED,)
+# A Job's condition (True) when its run's output qualifies what it measured beside its rows, whatever the verdict
+# (parsers' remarks: NCCL's network transport was Socket, nccl-tests' own data check not read, Megatron stopped on its
+# own limit); the message is the remarks. Skipped rows and tests are not remarks: the report counts those apart.
+MEASUREMENT_REMARKS: Final = "MeasurementRemarks"
+# Conditions that qualify a result without judging it (its verdict is the same): the runner sets them True on a
+# WorkloadRun, carried to its Job (controllers.conditions.carried), and the Job controller MEASUREMENT_REMARKS; not
+# carried to the Certification, and noted by the report (its category's `runNotes`) and the console's Job detail.
+RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED, MEASUREMENT_REMARKS)
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a

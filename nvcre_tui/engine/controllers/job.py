@@ -36,7 +36,7 @@ from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, POD_DISRUPTED, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
-                                             VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
+                                             MEASUREMENT_REMARKS, VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -373,7 +373,8 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
         await _finish(ctx, job, run, FAILED, failure.reason, failure.message, failed, log=lines, measured=result)
         return None
     thresholds = job_spec(job).get("thresholds") or {}
-    completed = "; ".join(("workload completed", *result.notes))  # "passed, 7 of 8 tests skipped" stays visible
+    # "passed, 7 of 8 tests skipped" stays visible; remarks are the MEASUREMENT_REMARKS condition's (_finish)
+    completed = "; ".join(("workload completed", *(note for note in result.notes if note not in result.remarks)))
     if not thresholds:
         await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result)
         return None
@@ -452,6 +453,8 @@ async def _finish(
     # how the run was carried out (batch/v1 instead of Kubeflow Trainer, the simulated fleet) and the notes on its
     # result (its fabric not rendered): the report says so, the verdict above is the same
     conditions = cond.carried(conditions, cond.from_run(conditions_of(run)), now)
+    if measured is not None and measured.remarks:  # what the output says of its measurement (Socket), passed or not
+        conditions = cond.with_condition(conditions, MEASUREMENT_REMARKS, True, MEASUREMENT_REMARKS, "; ".join(measured.remarks), now)
     status: Obj = {"conditions": conditions, "failedNodes": sorted(failed, key=lambda f: (f["name"], f["reason"])) or None,
                    "completionTime": _ended(run, now)}
     if measured is not None and measured.measurements:

@@ -36,6 +36,7 @@ class Measured:
     measurements: dict[str, float] = field(default_factory=dict)
     failure: MeasureFailure | None = None
     notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
+    remarks: tuple[str, ...] = ()  # those of the notes that qualify what was measured whatever the verdict (Socket)
     incomplete: str | None = None  # the output stops short of the run's end (cut off, or a run that died): why
     partial: str | None = None  # rows of the output left out of the measurements (nccl-tests rows skipped): which
 
@@ -75,6 +76,7 @@ def measure(parser: str, lines: Iterable[str], gpus: int | None = None) -> Measu
         measurements={name: stored_value(value) for name, value in result.measurements().items()},
         failure=measured,
         notes=tuple(result.notes()),
+        remarks=tuple(note for note in result.notes() if any(note.endswith(remark) for remark in getattr(result, "remarks", ()))),
         # A run that exited 0 after its last step and printed an error then (teardown noise) is whole; one that
         # stopped short of its total, or nccl-tests rows no summary follows, is not.
         incomplete=getattr(result, "incomplete", None) if getattr(result, "stopped_short", True) else None,

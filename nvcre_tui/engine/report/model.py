@@ -316,7 +316,7 @@ def _skipped_rows(jobs: Sequence[Obj]) -> list[Obj]:
 
 
 def _run_notes(jobs: Sequence[Obj]) -> list[Obj]:
-    """Runs whose result a note qualifies (cond.RESULT_NOTES: their fabric not rendered, so NCCL went over TCP), each
+    """Runs whose result a note qualifies (RESULT_NOTES: their fabric not rendered, their output's remarks such as NCCL over TCP), each
     with its note, whatever their verdict (the note judges nothing)."""
     return [{"nodes": group_nodes(job), "note": str(condition.get("message") or condition.get("reason") or "")}
             for job in sorted(jobs, key=lambda j: j["metadata"]["name"]) for condition in cond.noted(conditions_of(job))]

@@ -99,7 +99,7 @@ def skipped_row_lines(category: Obj) -> list[str]:
 
 
 def run_note_lines(category: Obj) -> list[str]:
-    """Runs whose result a note qualifies (their fabric not rendered), one line each: the same in every format."""
+    """Runs whose result a note qualifies (their fabric not rendered, NCCL over Socket), one line each: the same in every format."""
     return [f"{_names(item['nodes'])}: {item['note']}" for item in category.get("runNotes") or []]
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from nvcre_tui.engine.history.baseline import baseline_of, changes
+from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.protocol import NODE
 from tests.history.helpers import certify, fleet
@@ -12,7 +16,8 @@ from tests.history.helpers import certify, fleet
 UPGRADE = {"nodeChanges": [{"node": "gpu-node-03", "at": "2h", "driverVersion": "575.57.08", "kernelVersion": "6.8.0-1030-aws"}]}
 
 
-async def test_a_driver_upgrade_after_a_pass_makes_the_node_stale_until_it_passes_again(tmp_path: Path) -> None:
+async def test_a_driver_upgrade_after_a_pass_makes_the_node_stale_until_it_passes_again(tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     session = await SimSession.open(fleet(**UPGRADE), None, history=tmp_path / "history.db")
     try:
         await certify(session, "before")
@@ -30,6 +35,20 @@ async def test_a_driver_upgrade_after_a_pass_makes_the_node_stale_until_it_passe
         assert stale.changes == {"driver": ("570.124.06", "575.57.08"), "kernel": ("6.8.0-1021-aws", "6.8.0-1030-aws")}
         assert "driver 570.124.06 → 575.57.08" in stale.detail
         assert set(query.stale_nodes(live)) == {"gpu-node-03"}
+        # Read in a few queries whatever the fleet's size: the map asks for every node, and read node by node (four
+        # queries each) a fleet of 1024 held the console's screen for 12 s.
+        queries: list[str] = []
+        rows = HistoryQuery._rows
+
+        def counted(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+            queries.append(sql)
+            return rows(self, sql, parameters)
+
+        monkeypatch.setattr(HistoryQuery, "_rows", counted)
+        assert set(query.stale_nodes(live)) == {"gpu-node-03"} and len(queries) <= 6  # 4 nodes: 18 node by node
+        queries.clear()
+        assert [n["node"] for n in query.nodes()] == sorted(live) and len(queries) <= 6  # `history nodes` likewise
+        monkeypatch.undo()
         # Never passed is not stale: gpu-node-02 (slow GPU) has nothing to go stale from.
         assert query.staleness("gpu-node-02", live["gpu-node-02"]).status == "never-passed"
 

@@ -302,6 +302,10 @@ def current_of(current: Mapping[str, Baseline] | None, name: str) -> Baseline | 
 CERTIFICATION_FIELDS = {"id": "count", "name": "text", "namespace": "text", "result": "result", "completion_time": "time?"}
 RESULT_FIELDS = {"category": "text", "state": "state", "reason": "text", "message": "text", "bus_bw": "number?",
                  "measurements": "measurements", "evidence": "objects", "jobs": "objects"}
+# A node's results with their certification and its baseline there (`_node`, `_histories`): WHERE and ORDER BY follow.
+_RESULTS_SELECT = ("SELECT c.id, c.name, c.namespace, c.result, c.completion_time, r.node, r.category, r.state, r.reason, r.message, "
+                   "r.bus_bw, r.measurements, r.evidence, r.jobs, b.baseline FROM node_results r JOIN certifications c ON c.id = r.cert_id "
+                   "LEFT JOIN node_baselines b ON b.cert_id = r.cert_id AND b.node = r.node")
 
 
 def _certification(row: sqlite3.Row) -> str:
@@ -480,11 +484,27 @@ class HistoryQuery:
     def _node(self, name: str, verdicts: Mapping[tuple[int, str, str], str] | None = None) -> list[Obj]:
         """`node`, with the verdicts of `_verdicts` when given (read here for this node when not)."""
         self._refuse_orphans(name)
-        rows = self._rows(
-            "SELECT c.id, c.name, c.namespace, c.result, c.completion_time, r.category, r.state, r.reason, r.message, r.bus_bw, "
-            "r.measurements, r.evidence, r.jobs, b.baseline FROM node_results r JOIN certifications c ON c.id = r.cert_id "
-            f"LEFT JOIN node_baselines b ON b.cert_id = r.cert_id AND b.node = r.node WHERE r.node = ?{self._scope()[0]} "
-            "ORDER BY c.completion_time, c.id, r.category", (name, *self._scope()[1]))
+        scope, parameters = self._scope()
+        rows = self._rows(f"{_RESULTS_SELECT} WHERE r.node = ?{scope} ORDER BY c.completion_time, c.id, r.category", (name, *parameters))
+        if verdicts is None:
+            verdicts = self._verdicts(name) if rows else {}
+        return self._history_of(name, rows, verdicts)
+
+    def _histories(self) -> dict[str, list[Obj]]:
+        """Every node's `node`, by name, read in one query (and each report's verdicts once): a map of 1024 nodes read
+        them node by node, four queries each, for 12 s on the console's screen (`stale_nodes`)."""
+        self._refuse_orphans()
+        scope, parameters = self._scope()
+        rows = self._rows(f"{_RESULTS_SELECT} WHERE 1 = 1{scope} ORDER BY r.node, c.completion_time, c.id, r.category", parameters)
+        by_node: dict[str, list[sqlite3.Row]] = {}
+        for r in rows:
+            name = _checked(self.path, "node_results", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
+            by_node.setdefault(name, []).append(r)
+        verdicts = self._verdicts() if rows else {}
+        return {name: self._history_of(name, found, verdicts) for name, found in by_node.items()}
+
+    def _history_of(self, name: str, rows: list[sqlite3.Row], verdicts: Mapping[tuple[int, str, str], str]) -> list[Obj]:
+        """One node's results per certification from its `_RESULTS_SELECT` rows (oldest first), checked."""
         history: dict[int, Obj] = {}
         for r in rows:
             if r["id"] not in history:
@@ -498,8 +518,6 @@ class HistoryQuery:
             history[r["id"]]["categories"].append({
                 "category": n["category"], "state": n["state"], "reason": n["reason"], "message": n["message"], "busBW": n["bus_bw"],
                 "measurements": n["measurements"], "evidence": n["evidence"], "jobs": n["jobs"]})
-        if verdicts is None:
-            verdicts = self._verdicts(name) if history else {}
         for entry in history.values():
             for category in entry["categories"]:
                 category["verdict"] = verdicts.get((entry["id"], category["category"], name))
@@ -587,9 +605,9 @@ class HistoryQuery:
         with its software now."""
         recent = {c["id"] for c in self.certifications(last)} if last else None
         summaries = []
-        verdicts = self._verdicts()  # every report read once, not once per node
+        histories = self._histories()  # every result and report read once, not once per node
         for name in self.node_names():
-            history = self._node(name, verdicts)
+            history = histories.get(name, [])
             window = [e for e in history if recent is None or e["id"] in recent]
             if not window:  # in none of the last N: nothing of them to say (it read `untested`, a state it never had in them)
                 continue
@@ -618,8 +636,9 @@ class HistoryQuery:
     def stale_nodes(self, current: Mapping[str, Baseline] | None = None) -> dict[str, Staleness]:
         """Every node whose baseline changed since its last pass."""
         found = {}
+        histories = self._histories()  # read once: the map asks for every node of the fleet
         for name in self.node_names():
-            stale = self.staleness(name, current_of(current, name))
+            stale = self.staleness(name, current_of(current, name), histories.get(name, []))
             if stale.stale:
                 found[name] = stale
         return found

@@ -41,7 +41,7 @@ from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
-                                   convicting_job, deleting_result, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
+                                   JobIndex, deleting_result, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
@@ -300,6 +300,7 @@ class DrilldownScreen(NvcreScreen):
         unhealthy = ", ".join(tally[:-1])
         shorter = [f"verdicts{when} ({unhealthy}, {ELLIPSIS})", f"verdicts ({unhealthy}, {ELLIPSIS})"] if unhealthy else []
         holder = parent.add(f"verdicts{when} ({', '.join(tally)})", data={"kind": "verdicts", "workflow": wf, SHORTER: shorter})
+        index = JobIndex.of(jobs.values())  # once: a scan of every Job per verdict row took a second per redraw at 1024 nodes
         for fault in faults:
             holder.add_leaf(f"✗ {fault.subject}  {count(len(fault.tests), 'test')} failed",
                             data={"kind": "fault", "fault": fault, "state": state, "workflow": wf, "subject": fault.subject,
@@ -307,7 +308,7 @@ class DrilldownScreen(NvcreScreen):
         for row in rows:
             mark = NodeState.FAILED.glyph if row["verdict"] in ("faulty", "intermittent") else NodeState(row["verdict"]).glyph  # ! suspect, ? inconclusive
             # `l`: the log of the test that decided it (the one that convicted it, else its last failed test)
-            decided = jobs.get(convicting_job(list(jobs.values()), row["node"]) or "")
+            decided = jobs.get(index.convicting(row["node"]) or "")
             # a suspect is no failure, but while the diagnosis runs it is what the user came for: `f` stops there too
             holder.add_leaf(f"{mark} {row['node']}  {_verdict_word(row['verdict'])}  {row['failed']}/{row['tests']} failed",
                             data={"kind": "verdict", "row": row, "state": state, "workflow": wf, "node": row["node"], "failed": mark == "✗",
@@ -315,7 +316,9 @@ class DrilldownScreen(NvcreScreen):
         # The nodes it cleared though they failed tests (a screening partner of a faulty node, a degraded link's ends):
         # each was a suspect on the way, and only the rounds' groups said why it left the list. One line, collapsed:
         # on 80x24 their rows pushed the rounds and the next category out of the tree's sight.
-        clearances = [cleared for node in sorted(state.get("healthyNodes") or [], key=natural_key)
+        # Only a member of a failed test can have failed one: the others (most of a large fleet) are not weighed one by one.
+        failed_in = {node for test in state.get("tests") or [] if test.get("passed") is False for node in test.get("nodes") or []}
+        clearances = [cleared for node in sorted(set(state.get("healthyNodes") or []) & failed_in, key=natural_key)
                       if (cleared := clearance(state, node)) is not None and cleared.failures]
         if clearances:
             listed = holder.add(f"{NodeState.PASSED.glyph} {count(len(clearances), 'node')} cleared after failing tests",
@@ -324,7 +327,7 @@ class DrilldownScreen(NvcreScreen):
                 tests = sum(cleared.node in (t.get("nodes") or ()) for t in state.get("tests") or [])
                 listed.add_leaf(f"{NodeState.PASSED.glyph} {cleared.node}  cleared  {len(cleared.failures)}/{tests} failed",
                                 data={"kind": "cleared", "clearance": cleared, "state": state, "workflow": wf, "node": cleared.node,
-                                      "job": jobs.get(convicting_job(list(jobs.values()), cleared.node) or "")})
+                                      "job": jobs.get(index.convicting(cleared.node) or "")})
         for note in state.get("notes") or []:  # what the run could not tell: an unlocalised link, links not tested
             if note.get("kind") in RUN_NOTES:
                 holder.add_leaf(f"? {note.get('message', '')}", data={"kind": "verdicts", "workflow": wf})

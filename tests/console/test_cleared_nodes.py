@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import Snapshot, node_history
+from nvcre_tui.engine.views import JobIndex, Snapshot, node_history
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.node import NodeScreen
 
@@ -26,12 +27,27 @@ def member_rows(tree: Tree[Any]) -> dict[tuple[str, str], tuple[str, bool]]:
             if data.get("kind") == "node" and label.split()[-1].endswith("Violation")}
 
 
-async def test_the_drilldown_marks_cleared_members_with_their_verdict_beside_a_faulty_one(finished_diagnose: Path) -> None:
+async def test_the_drilldown_marks_cleared_members_with_their_verdict_beside_a_faulty_one(finished_diagnose: Path,
+                                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     app = NvcreApp(session=await reopen(finished_diagnose), live=False)
+    # The category's Jobs are indexed once per drawing, not once per verdict row and cleared node: scanned for each, a
+    # diagnosis of 1024 nodes (235 rows) took a second per redraw, twice a second while it ran.
+    indexed: list[object] = []
+    of = JobIndex.of
+
+    def counted(jobs: Any) -> JobIndex:
+        indexed.append(jobs)
+        return of(jobs)
+
+    monkeypatch.setattr(JobIndex, "of", counted)
     async with app.run_test(size=(140, 45)) as pilot:
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DrilldownScreen)
+        indexed.clear()
+        app.screen._shown = None  # drawn again from the read model
+        app.screen.refresh_now()
+        assert len(indexed) == 1, len(indexed)  # one diagnosed category
         rows = member_rows(app.screen.query_one(Tree))
         faulty = {key: row for key, row in rows.items() if key[1] in ("gpu-node-07", "gpu-node-12")}
         cleared = {key: row for key, row in rows.items() if key[1] not in ("gpu-node-07", "gpu-node-12")}

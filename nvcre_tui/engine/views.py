@@ -609,6 +609,11 @@ class FailureRow:
     state: str = "failed"  # `suspect` when its whole multi-node group was blamed together (nodestates.blamed_state)
     cliques: tuple[str, ...] = ()  # an infrastructure fault's cliques (fault_rows); () for a node
 
+    @property
+    def categories_said(self) -> str:
+        """Its category and how many others blamed it (or named the fault) too: "communication/nccl-all-gather +1"."""
+        return self.category + (f" +{len(self.also)}" if self.also else "")
+
 
 def _measured(failure: Mapping[str, Any]) -> str:
     checks = [e for e in failure.get("evidence") or [] if not e.get("passed", True)]

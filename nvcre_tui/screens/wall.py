@@ -28,7 +28,7 @@ from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
-                                   categories_waiting_for_nodes, certification_nodes, clique_marks, deleting_result, failure_rows, infrastructure_faults,
+                                   categories_waiting_for_nodes, certification_nodes, clique_marks, deleting_result, failure_rows, fault_rows, infrastructure_faults,
                                    node_domain, node_states, same_objects, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
                                    waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
@@ -304,8 +304,9 @@ class WallScreen(NvcreScreen):
         rack_map = self._show_map(snapshot, every)
         faults = infrastructure_faults(snapshot, self.current) if self.current else []
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
-        # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass).
-        urgent = [Entry(NodeState.FAILED.glyph, fault.subject, fault.category) for fault in faults]
+        # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass). A link two
+        # categories named is one entry, as in the failures pane (it was listed once per category, twice on the wall).
+        urgent = [Entry(NodeState.FAILED.glyph, row.node, row.categories_said) for row in (fault_rows(snapshot, self.current) if self.current else [])]
         # Without the Nodes no node has a state: the blamed ones are still known from the Jobs, as the failures pane lists them
         # (the list stood empty under a FAILED title).
         listed = {name: (row.state, "") for name, row in blamed.items()} if withheld else states

@@ -62,7 +62,7 @@ class FailuresPane(FittedTable):
         self.failures = list(rows)
         shown = {}
         for row in rows:
-            category = row.category + (f" +{len(row.also)}" if row.also else "")
+            category = row.categories_said
             # No value failed (a flaky node crashed its tests): the diagnosis's conviction in its place, as the wall says it.
             measured = row.measured if row.measured != "-" else conviction_said(row.message) or "-"
             cells = (f"{NodeState(row.state).glyph} {row.node}", row.reason, category, measured, "log" if row.job else "-")

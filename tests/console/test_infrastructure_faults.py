@@ -6,6 +6,7 @@ Reads a finished diagnosis saved once per session (conftest's finished_link_faul
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,16 @@ async def test_the_wall_lists_each_fault_and_marks_its_cliques(finished_link_fau
         assert app.screen.query_one(RackMap).domain_marks == MARKS
         shown = screen_text(app)
         assert "clique-0 ✗link ✓8" in shown and "clique-3 ✗uplink ✓8" in shown and "clique-2 ✓8" in shown
+        # A second category naming the same links (all-gather beside all-reduce): each link is one entry, with the other
+        # category counted as in the failures pane; it was listed once per category.
+        snapshot = app.snapshot
+        assert snapshot is not None
+        [category] = snapshot.views["isolate"].categories
+        snapshot.views["isolate"].categories.append(replace(category, status={**category.status, "variant": "nccl-all-gather"}))
+        app.screen.refresh_now()
+        failures = app.screen.query_one("#failures", FittedList).entries
+        assert list(failures[:2]) == [Entry("✗", PAIR, f"{CATEGORY} +1"), Entry("✗", UPLINK, f"{CATEGORY} +1")], failures
+        assert not any(entry.subject in (PAIR, UPLINK) for entry in failures[2:]), failures
 
 
 async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finished_link_faults: Path) -> None:

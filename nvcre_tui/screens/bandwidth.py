@@ -28,6 +28,7 @@ from textual.widgets.option_list import Option
 from nvcre_tui.engine.api.bodies import MeasurementSpec, group_nodes, job_label, job_status, job_template_spec, labels_of, measurement_of, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_GROUP, LABEL_ITERATION, LABEL_VARIANT, PHASE_GLYPHS, SUCCEEDED
 from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold
+from nvcre_tui.engine.judging.measure import stored_value
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
@@ -249,7 +250,9 @@ class BandwidthScreen(NvcreScreen):
             except Exception as error:  # noqa: BLE001 - a runner failure is shown, never a traceback
                 self._curve_errors[job] = with_grant(f"cannot read the log: {error_said(error)}", error)  # RBAC: which role grants it
             else:
-                self._curves[job] = {size.size: size.out_of_place.busbw for size in result.sizes}
+                # As the engine stores a measurement (12 significant digits): the raw averages' float noise put the peak on
+                # the other side of a rounding, "peak 183.73" beside the chooser's and the report's measured 183.74.
+                self._curves[job] = {size.size: stored_value(size.out_of_place.busbw) for size in result.sizes}
             await asyncio.sleep(0)  # one log at a time: keys stay responsive on big Workflows
         self._draw_plot()
 

@@ -17,6 +17,7 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
 from nvcre_tui.engine.views import UNDER_SUSPICION, Snapshot, failure_rows, node_states, suspects_under_test, under_suspicion
+from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.fitted_list import FittedList
@@ -57,6 +58,11 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
         await pilot.pause()
         assert isinstance(app.screen, TopologyScreen)
         assert f"! {UNDER_SUSPICION}" in str(app.screen.query_one(Legend).render())
+        # The node screen's Node line too: it read "! suspect" above a Why and a Result saying under suspicion.
+        await app.push_screen(NodeScreen(suspicion[0]))
+        await pilot.pause()
+        summary = str(app.screen.query_one("#summary", Static).render())
+        assert f"{suspicion[0]}   ! {UNDER_SUSPICION}" in summary and "! suspect" not in summary, summary
     assert failed + suspect == listed == len(report["failedNodes"]), (failed, suspect, listed, report["failedNodes"])
     assert suspect == len(report["suspectNodes"])
     said = re.search(r"the counters above \+ (\d+) ! under suspicion \+ ", tally)

@@ -506,6 +506,13 @@ def suspect_legend(states: Mapping[str, tuple[str, str]], narrowing: Collection[
     return UNDER_SUSPICION if held == drawn else f"suspect / {UNDER_SUSPICION}"
 
 
+def state_word(state: str, node: str, narrowing: Collection[str]) -> str:
+    """A node's state as a line about it says it: a running diagnosis's narrowing set (`narrowing`: narrowing_set),
+    drawn ! as suspects are, is UNDER_SUSPICION, never `suspect` (a node blamed with its whole group, among the failed
+    nodes), as the map's legend and the wall say it."""
+    return UNDER_SUSPICION if state == "suspect" and node in narrowing else state
+
+
 def narrowing_set(snapshot: Snapshot, states: Mapping[str, tuple[str, str]], cert_name: str | None = None) -> list[str]:
     """under_suspicion of the certification's node states (every certification's when None), blamed meaning what any
     of them blamed."""

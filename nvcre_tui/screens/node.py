@@ -29,7 +29,7 @@ from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import UNDER_SUSPICION, Snapshot, narrowing_set, node_history, node_states
+from nvcre_tui.engine.views import Snapshot, narrowing_set, node_history, node_states, state_word
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
@@ -122,8 +122,7 @@ class NodeScreen(NvcreScreen):
             glyph = NodeState(state).glyph
             # A running diagnosis's narrowing set is drawn ! too, but is no suspect (a node blamed with its whole group,
             # among the failed nodes): said in the map's, the wall's and the Result column's words.
-            said = (UNDER_SUSPICION if state == NodeState.SUSPECT and narrowing_set(snapshot, {self.node: (state, detail)})
-                    else state)
+            said = state_word(state, self.node, narrowing_set(snapshot, {self.node: (state, detail)}) if state == NodeState.SUSPECT else ())
             label(summary, "Node", f"{self.node}   {glyph} {said}" + ("   (cordoned)" if is_cordoned(node) else ""))
             if detail:  # a verdict without the raw tool output after it (the log pane has it)
                 label(summary, "Why", verdict_only(detail))

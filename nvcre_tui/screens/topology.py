@@ -23,7 +23,7 @@ from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, narrowing_set, node_domain, node_states,
-                                   same_objects, states_scope, suspect_legend)
+                                   same_objects, state_word, states_scope, suspect_legend)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.fitted_list import cut_at_word
@@ -70,6 +70,7 @@ class TopologyScreen(NvcreScreen):
         super().__init__()
         self.certification = certification
         self._states: dict[str, tuple[str, str]] = {}
+        self._narrowing: set[str] = set()  # a running diagnosis's narrowing set among them (state_word)
         self._key = DEFAULT_KEYS[0]
         self._sentinel = False  # the overlay: False = stale marks, True = NVSentinel's view
         self._stale: dict[str, str] = {}
@@ -128,6 +129,7 @@ class TopologyScreen(NvcreScreen):
                 rack_map.update_states(changes)
         self._states = states
         narrowing = narrowing_set(snapshot, states, self.certification) if any(s == "suspect" for s, _ in states.values()) else []
+        self._narrowing = set(narrowing)
         self.query_one(Legend).set_words({NodeState.SUSPECT: suspect_legend(states, narrowing)})
         faults = [f for f in infrastructure_faults(snapshot, self.certification) if f.topology_key == self._key and f.localised]
         rack_map.set_domain_marks(clique_marks(faults, self._key))
@@ -198,7 +200,8 @@ class TopologyScreen(NvcreScreen):
         cell = self.query_one(RackMap).cell(name)
         if cell is not None and cell.domain in self._clique_faults:  # what its header's ✗link says
             extra += f" · {cell.domain}: {self._clique_faults[cell.domain]}"
-        self._say(f"{name}: {NodeState(state).glyph} {state}" + (f" — {detail}" if detail else "") + extra)
+        said = state_word(state, name, self._narrowing)  # "! suspect" beside a legend saying "! under suspicion"
+        self._say(f"{name}: {NodeState(state).glyph} {said}" + (f" — {detail}" if detail else "") + extra)
 
     def _say(self, text: str) -> None:
         """The explanation line, redrawn only when it changes (its height is fixed: no layout pass); what does not fit

@@ -22,6 +22,7 @@ from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.fitted_list import FittedList
 from nvcre_tui.widgets.legend import Legend
+from nvcre_tui.widgets.rack_map import RackMap
 
 from .harness import DIAGNOSE, session_with
 
@@ -58,6 +59,10 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
         await pilot.pause()
         assert isinstance(app.screen, TopologyScreen)
         assert f"! {UNDER_SUSPICION}" in str(app.screen.query_one(Legend).render())
+        app.screen.query_one(RackMap).highlighted = suspicion[0]  # its line under the map, in the legend's words
+        await pilot.pause()
+        explained = str(app.screen.query_one("#explain", Static).render())
+        assert explained.startswith(f"{suspicion[0]}: ! {UNDER_SUSPICION}"), explained
         # The node screen's Node line too: it read "! suspect" above a Why and a Result saying under suspicion.
         await app.push_screen(NodeScreen(suspicion[0]))
         await pilot.pause()

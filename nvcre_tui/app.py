@@ -425,7 +425,14 @@ class NvcreApp(ThemedApp[None]):
     def action_help(self) -> None:
         from nvcre_tui.screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
+        if not self.wall:
+            self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
+            return
+        # `nvcre wall` reaches no other screen and has no command bar: it listed the dashboard's, the drill-down's and
+        # every other screen's keys, and `:`, none of which does anything there.
+        bindings = [b for b in self.BINDINGS if not (isinstance(b, Binding) and b.action == "command_bar")]
+        self.push_screen(HelpScreen(self.policy, bindings, help_lines(self), screens=[BY_NAME["wall"]],
+                                    palette="command palette: " + ", ".join(usage for usage, _ in help_lines(self))))
 
     def action_command_bar(self) -> None:
         if not self.screen.query(CommandBar):

@@ -16,7 +16,7 @@ from textual.widgets import Static
 
 from nvcre_tui.policy import Policy
 from nvcre_tui.screens.base import NO_COMMAND_BAR
-from nvcre_tui.screens.registry import SCREENS
+from nvcre_tui.screens.registry import SCREENS, ScreenEntry
 
 
 def _keys(binding: Binding) -> str:
@@ -32,10 +32,13 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen VerticalScroll { width: 90; max-width: 100%; height: 90%; border: round $primary; background: $surface; padding: 0 1; }
     """
 
-    def __init__(self, policy: Policy, app_bindings: Sequence[BindingType], commands: Sequence[tuple[str, str]]) -> None:
-        """commands: (usage, what it does) of the `:` commands the policy allows."""
+    def __init__(self, policy: Policy, app_bindings: Sequence[BindingType], commands: Sequence[tuple[str, str]],
+                 screens: Sequence[ScreenEntry] = SCREENS, palette: str = "command palette (: commands, nodes, certifications)") -> None:
+        """commands: (usage, what it does) of the `:` commands the policy allows; screens: those whose keys are listed
+        (`nvcre wall`: the wall alone, no other screen is reached there); palette: what ctrl+p offers."""
         super().__init__()
         self.policy, self.app_bindings, self.commands = policy, app_bindings, commands
+        self.screens, self.palette = screens, palette
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=False, pad_edge=False, expand=True)
@@ -45,8 +48,8 @@ class HelpScreen(ModalScreen[None]):
         for binding in self.app_bindings:
             if isinstance(binding, Binding) and self.policy.allows(binding.action):
                 table.add_row(_keys(binding), binding.tooltip or binding.description)
-        table.add_row("ctrl+p", "command palette (: commands, nodes, certifications)")
-        for entry in SCREENS:
+        table.add_row("ctrl+p", self.palette)
+        for entry in self.screens:
             screen = entry.load()
             table.add_row("", "")
             table.add_row(f"[u]{entry.title}[/u]", "")

@@ -79,6 +79,11 @@ async def test_the_help_lists_only_the_keys_that_work_on_the_wall() -> None:
         keys = [line.split("  ")[0].strip() for line in section.group(1).splitlines()]
         assert keys == ["right, space", "escape"], section.group(1)
         assert "Open the highlighted node" not in section.group(1)
+        # `nvcre wall` reaches no other screen and has no command bar: their keys are not listed (the dashboard's enter,
+        # m, f and `:` were, and did nothing there).
+        listed = capture.get()
+        assert not re.search(r"\n(Dashboard|Drill-down|Topology map|Node|Compose) *\n", listed), listed
+        assert not re.search(r"\n: +Command bar", listed) and "command palette: :theme NAME, :q" in listed, listed
 
 
 async def test_the_wall_from_the_dashboard_rotates_on_right_too(finished_intra_node: Path) -> None:

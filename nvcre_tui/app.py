@@ -435,6 +435,9 @@ class NvcreApp(ThemedApp[None]):
                                     palette="command palette: " + ", ".join(usage for usage, _ in help_lines(self))))
 
     def action_command_bar(self) -> None:
+        if not self.screen.query(CommandBar) and self.wall:  # escape quits `nvcre wall`: no screen to go back to
+            self.notify("the wall display has no command bar: ctrl+p offers " + ", ".join(usage for usage, _ in help_lines(self)))
+            return
         if not self.screen.query(CommandBar):
             self.notify("no command bar on this screen: ctrl+p has the same commands, or escape back to one that has it")
             return

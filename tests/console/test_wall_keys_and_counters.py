@@ -84,6 +84,10 @@ async def test_the_help_lists_only_the_keys_that_work_on_the_wall() -> None:
         listed = capture.get()
         assert not re.search(r"\n(Dashboard|Drill-down|Topology map|Node|Compose) *\n", listed), listed
         assert not re.search(r"\n: +Command bar", listed) and "command palette: :theme NAME, :q" in listed, listed
+        await pilot.press("escape", "colon")  # `:` says what the palette offers, never "escape back" (escape quits the wall)
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert said == ["the wall display has no command bar: ctrl+p offers :theme NAME, :q"], said
 
 
 async def test_the_wall_from_the_dashboard_rotates_on_right_too(finished_intra_node: Path) -> None:

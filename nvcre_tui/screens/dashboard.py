@@ -281,7 +281,10 @@ class DashboardScreen(NvcreScreen):
                                           (f"{len(unblamed)} with no node blamed", unblamed)) if n]
             # A diagnosis's suspects are no failures yet (the map and the drill-down show them): said, or "none"
             # read as a clean run while the wall listed them. First: after the failures, 80 columns cut them off.
-            suspects = diagnosis_suspects(snapshot, name)
+            # Less the nodes blamed below: convicted by an earlier category and suspected again by a later one's
+            # diagnosis, they were counted twice ("32 nodes under suspicion; 2 nodes blamed" of 32 nodes, the fleet line
+            # and the wall saying 30 under suspicion).
+            suspects = diagnosis_suspects(snapshot, name) - {row.node for row in blamed}
             weighed = [suspicion_said(len(suspects))] if suspects else []
             said = [*weighed, ", ".join(found)] if found else weighed or ["none"]
             title.update(failures_title(name, said, bool(suspects), bool(rows), title.content_size.width))

@@ -5,12 +5,15 @@ drill-down"), and with failures found beside a diagnosis its suspect count came 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from rich.cells import cell_len
 from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
 
-from .harness import DIAGNOSE_AND_TRAIN, session_run_for
+from .harness import DIAGNOSE_AND_TRAIN, reopen, session_run_for
 
 
 def test_the_suspects_come_first_and_only_whole_parts_are_added() -> None:
@@ -39,3 +42,15 @@ async def test_the_title_of_a_running_diagnosis_is_whole_at_80_columns() -> None
         said = str(title.render())
         assert "nodes under suspicion" in said, said
         assert cell_len(said) <= title.content_size.width, f"cut at the edge: {said!r}"
+
+
+async def test_a_node_blamed_and_suspected_again_is_counted_once_among_the_blamed(finished_intra_node: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Convicted by one category, suspected again by a later category's diagnosis: the title counted it among both
+    ("32 nodes under suspicion; 1 infrastructure fault, 2 nodes blamed" of a 32-node fleet whose line and wall said 30)."""
+    monkeypatch.setattr("nvcre_tui.screens.dashboard.diagnosis_suspects", lambda snapshot, name: {"gpu-node-07", "gpu-node-12", "gpu-node-01"})
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        said = str(app.screen.query_one("#failures-title", Static).render())
+        assert said.startswith("Failures · burn-in: 1 node under suspicion; 2 nodes blamed"), said

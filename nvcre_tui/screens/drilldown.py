@@ -589,6 +589,8 @@ class DrilldownScreen(NvcreScreen):
         if self._refuse_if_gone():
             return
         job = self._current().get("job")
+        if self._nothing_ran("log"):
+            return
         if job is None:
             self.notify("select a group or node with a job")
             return
@@ -600,6 +602,8 @@ class DrilldownScreen(NvcreScreen):
         if self._refuse_if_gone():
             return
         wf = self._current().get("workflow")
+        if self._nothing_ran("bandwidth"):
+            return
         if wf is None:
             self.notify("select a category, group or node")
             return
@@ -609,6 +613,18 @@ class DrilldownScreen(NvcreScreen):
                                   newlines=False), severity="warning", markup=False)
             return
         self.app.push_screen(BandwidthScreen(wf["metadata"]["name"]))
+
+    def _nothing_ran(self, what: str) -> bool:
+        """On a category with no Workflow (waiting for the categories before it, for nodes, or refused): say that nothing
+        of it ran, so it has no `what` yet. `b` on one said "select a category, group or node" of a selected category."""
+        data = self._current()
+        if data.get("kind") != "pending":
+            return False
+        status = data["status"]
+        why = f" ({status['reason']})" if status.get("reason") else ""
+        self.notify(printable(f"{status['domain']}/{status['variant']} has no Workflow{why}: nothing of it ran, no {what} yet",
+                              newlines=False), markup=False)
+        return True
 
     def action_delete_certification(self) -> None:
         if self._refuse_if_gone():

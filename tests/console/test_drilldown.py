@@ -56,6 +56,15 @@ async def test_a_category_waiting_for_the_ones_before_it_says_so_in_its_detail()
         detail = str(screen.query_one("#detail").render())
         assert detail.startswith("Category          communication/nccl-loopback\nStatus            Pending"), detail
         assert "Why               " in detail and "Select a category" not in detail
+        # `b` and `l` on it say that nothing of it ran: `b` said "select a category, group or node" of a selected category.
+        screen.query_one(Tree).move_cursor(waiting)
+        await pilot.pause()
+        for key, what in (("b", "bandwidth"), ("l", "log")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, DrilldownScreen), key
+            said = str(list(app._notifications)[-1].message)
+            assert said == f"communication/nccl-loopback has no Workflow (WaitingForNodes): nothing of it ran, no {what} yet", said
 
 
 def test_a_verdicts_tests_say_a_crash_its_reason_and_a_link_fault_its_own() -> None:

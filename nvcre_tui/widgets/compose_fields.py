@@ -47,6 +47,7 @@ class CategoryOptionsPanel(Vertical):
 
     DEFAULT_CSS = FIELD_CSS + """
     CategoryOptionsPanel { height: auto; margin: 0 0 1 0; }
+    CategoryOptionsPanel .panel-title { width: 100%; }  /* wraps: on 80 columns it was cut at the form's edge ("· NCCL al") */
     CategoryOptionsPanel .option-row { height: auto; }
     CategoryOptionsPanel .option-row Label { width: 16; color: $text-muted; }
     CategoryOptionsPanel .option-row Input, CategoryOptionsPanel .option-row Select { width: 24; }  /* whole on 80 columns */

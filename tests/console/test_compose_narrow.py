@@ -67,3 +67,18 @@ async def test_a_wrapped_entry_keeps_its_box_on_its_first_line_and_its_state() -
         after = selection.get_option_at_index(selection.highlighted or 0).value
         assert after != NVSWITCH and selection.selected == [NVSWITCH, after]
         assert sorted(key for key, text in entries_in_sight(selection).items() if text.startswith("▐X▌")) == sorted([NVSWITCH, after])
+
+
+async def test_a_selected_categorys_options_title_reads_whole_at_80_columns() -> None:
+    """The options panel under the list named the category cut at the form's edge: "communication/nccl-all-reduce · NCCL al"."""
+    app = await open_compose()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await push_compose(app, pilot)
+        await select_category(pilot, screen, NVSWITCH)
+        title = screen.query_one(".panel-title")
+        title.scroll_visible(animate=False)
+        await pilot.pause()
+        region = title.region.intersection(screen.query_one("#form").region)  # what the form shows of it
+        strips = screen._compositor.render_strips()
+        lines = [strips[y].crop(region.x, region.right).text.strip() for y in range(region.y, region.bottom)]
+        assert lines and " ".join(" ".join(lines).split()) == f"{NVSWITCH} · NCCL loopback over NVSwitch", lines

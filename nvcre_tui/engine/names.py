@@ -48,3 +48,10 @@ def job_name(workflow: str, group: str, *, single: bool, diagnose: bool, iterati
     if diagnose:
         return f"{workflow}-{group}"
     return f"{workflow}-job" if single else f"{workflow}-{group}-iter-{iteration}"
+
+
+def natural_key(text: str) -> list[str | int]:
+    """Sort key where digit runs compare as numbers: node-2 < node-10 (a fleet of 1024 nodes names gpu-node-100 after
+    gpu-node-99, not after gpu-node-10)."""
+    # re.split with a group alternates text and digits, so positions always hold the same type.
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", text))]

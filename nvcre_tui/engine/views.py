@@ -20,6 +20,7 @@ from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import (certification_status, creation_order, group_nodes, job_status, job_template_spec, labels_of, meta_of, run_name,
                                          run_status, workflow_spec)
 from nvcre_tui.engine.api.damage import DamageChecks, DamagedObject
+from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.api.nodes import is_cordoned, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_CERTIFICATION, LABEL_GPU_CLIQUE, LABEL_GROUP, LABEL_WORKFLOW, PHASE_GLYPHS,
                                              RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, STATE_PRECEDENCE,
@@ -690,7 +691,7 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
             _merge(rows, FailureRow(failure["name"], category, failure.get("reason") or "", _measured(failure),
                                     failure.get("message") or "", wf["metadata"]["name"], job,
                                     state=_blamed_state(index, job, failure, entry.orchestration)))
-    return sorted(rows.values(), key=lambda row: (row.state != "failed", row.node))
+    return sorted(rows.values(), key=lambda row: (row.state != "failed", natural_key(row.node)))  # gpu-node-100 after gpu-node-99
 
 
 def _merge(rows: dict[str, FailureRow], row: FailureRow) -> None:

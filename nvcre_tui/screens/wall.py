@@ -21,6 +21,7 @@ from textual.widgets import Digits, Static
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
+from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
@@ -115,7 +116,8 @@ def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blame
     shown = {name: ("suspect" if name in under_test else state,
                     said(blamed[name]) if name in blamed else WAITS_FOR_PODS if name in under_test and state == NodeState.WAITING.value else detail)
              for name, (state, detail) in states.items()}
-    urgent = sorted((URGENT.index(state), name, detail) for name, (state, detail) in shown.items() if state in URGENT)
+    urgent = sorted(((URGENT.index(state), name, detail) for name, (state, detail) in shown.items() if state in URGENT),
+                    key=lambda entry: (entry[0], natural_key(entry[1])))  # gpu-node-100 after gpu-node-99, as the map
     return [Entry(NodeState(URGENT[rank]).glyph, name, detail) for rank, name, detail in urgent]
 
 

@@ -11,18 +11,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nvcre_tui.engine.names import natural_key as natural_key  # the map's order; engine/names.py holds it
 from nvcre_tui.widgets.node_state import NodeState
 
 GAP = 2  # columns between blocks
 MIN_BLOCK_WIDTH = 20  # so a header keeps its domain name and the most urgent counts over a small group
 CELL_WIDTH: dict[bool, int] = {False: 3, True: 1}  # compact? -> columns per cell
 _STATE_NAMES = frozenset(state.value for state in NodeState)
-
-
-def natural_key(text: str) -> list[str | int]:
-    """Sort key where digit runs compare as numbers: node-2 < node-10."""
-    # re.split with a group alternates text and digits, so positions always hold the same type.
-    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", text))]
 
 
 @dataclass(frozen=True)

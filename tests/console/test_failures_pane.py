@@ -209,3 +209,18 @@ async def test_a_node_convicted_for_crashing_its_tests_shows_its_conviction_wher
         assert "intermittent, failed 3 of 5 tests" in cells, cells
         # A node whose value failed keeps its value there: the link fault's row.
         assert any(cell.startswith("busBandwidthGBps ") for cell in [" ".join(str(c).split()) for c in pane.get_row_at(0)]), pane.get_row_at(0)
+
+
+async def test_nodes_are_listed_in_natural_order_in_the_pane_and_on_the_wall() -> None:
+    """gpu-node-10 before gpu-node-2 (a fleet of 1024 listed gpu-node-100 after gpu-node-10): the map's order."""
+    from nvcre_tui.engine.sim.scenario import Scenario
+    from nvcre_tui.screens.wall import urgent_nodes
+
+    from .harness import intra_all_reduce
+
+    fleet = Scenario.model_validate({"name": "twelve", "seed": 3, "nodes": [{"count": 12, "nameDigits": 1, "cliques": 1}]})
+    session = await session_with(intra_all_reduce("all").replace("value >= 400", "value >= 100000"), scenario=fleet)
+    snapshot = await Snapshot.read(session.store)
+    names = [f"gpu-node-{i}" for i in range(1, 13)]
+    assert [row.node for row in failure_rows(snapshot, "all")] == names  # every node misses 100000 GB/s
+    assert [entry.subject for entry in urgent_nodes({name: ("failed", "") for name in reversed(names)}, set())] == names

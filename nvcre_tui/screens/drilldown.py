@@ -396,7 +396,7 @@ class DrilldownScreen(NvcreScreen):
         blamed = {f["name"]: f for f in failures}
         outcome = str(group.get("phase") or (job_outcome(job) if job is not None else "Pending"))
         diagnosing = diagnosis_open(wf)
-        for name in sorted(group["nodes"], key=lambda n: (n not in blamed, n)):
+        for name in sorted(group["nodes"], key=lambda n: (n not in blamed, natural_key(n))):  # as the map orders them
             failure = blamed.get(name)
             # What this group says of the member, as the map says it (nodestates.member_state): a failed group's
             # member it did not blame ran and proved nothing (inconclusive), or never ran (untested).

@@ -18,7 +18,7 @@ from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane
 
-from .harness import DIAGNOSE, FLAKY_AND_FABRIC, INTRA_NODE, intra_all_reduce, reopen, session_with
+from .harness import DIAGNOSE, FLAKY_AND_FABRIC, INTRA_NODE, intra_all_reduce, open_drilldown, reopen, session_with
 
 ALL_REDUCE = "burn-in-communication-nccl-all-reduce"
 LOOPBACK = "burn-in-communication-nccl-loopback"
@@ -219,8 +219,15 @@ async def test_nodes_are_listed_in_natural_order_in_the_pane_and_on_the_wall() -
     from .harness import intra_all_reduce
 
     fleet = Scenario.model_validate({"name": "twelve", "seed": 3, "nodes": [{"count": 12, "nameDigits": 1, "cliques": 1}]})
-    session = await session_with(intra_all_reduce("all").replace("value >= 400", "value >= 100000"), scenario=fleet)
+    whole = intra_all_reduce("whole").replace("{testScale: intra-node}", "{testScale: full-scale}").replace("value >= 400", "value >= 100000")
+    session = await session_with(intra_all_reduce("all").replace("value >= 400", "value >= 100000"), whole, scenario=fleet)
     snapshot = await Snapshot.read(session.store)
     names = [f"gpu-node-{i}" for i in range(1, 13)]
     assert [row.node for row in failure_rows(snapshot, "all")] == names  # every node misses 100000 GB/s
     assert [entry.subject for entry in urgent_nodes({name: ("failed", "") for name in reversed(names)}, set())] == names
+    # The drill-down's members of a group (one group of all 12, blamed together), likewise.
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_drilldown(app, pilot, "whole")
+        members = [(n.data or {})["node"] for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "node"]
+        assert members == names, members

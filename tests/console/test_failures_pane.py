@@ -6,6 +6,9 @@ Reads a finished certification saved once per session (conftest), never the engi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from textual.widgets import DataTable, Static, Tree
 
@@ -170,16 +173,28 @@ INTRA_NODE_TWICE = (INTRA_NODE.replace("name: burn-in", "name: twice").replace('
                     .replace('"value >= 300"', '"value >= 100000"'))
 
 
-async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blame(finished_diagnose_and_train: Path) -> None:
+async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blame(finished_diagnose_and_train: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The diagnosis convicted gpu-node-07 and gpu-node-12; training blamed all 32 with their groups. The pane listed
     the 30 suspects from gpu-node-01 on by name, the convicted two below the fold; and a node a later category
     convicted showed the earlier category's group blame (`!`, its reason, its log)."""
     from dataclasses import replace
 
+    from nvcre_tui.engine.report import nodestates
     from nvcre_tui.engine.views import _merge
 
+    # One group's blame is weighed once, not once per member: a group of 1024 blamed together took 0.9 s a redraw.
+    weighed: list[str] = []
+    blamed_state = nodestates.blamed_state
+
+    def counted(members: Any, blamed: Any, reason: str) -> str:
+        weighed.append(reason)
+        return blamed_state(members, blamed, reason)
+
+    monkeypatch.setattr(nodestates, "blamed_state", counted)
     session = await reopen(finished_diagnose_and_train)
     rows = failure_rows(await Snapshot.read(session.store), "diagnose-and-train")
+    assert len(weighed) == 1, weighed  # the training's one group of 32
     assert [(r.node, r.state) for r in rows[:3]] == [("gpu-node-07", "failed"), ("gpu-node-12", "failed"), ("gpu-node-01", "suspect")]
     assert all(r.state == "suspect" for r in rows[2:])
     suspect = replace(rows[2], category="training/nemotron5-8b", reason="WorkloadFailed")

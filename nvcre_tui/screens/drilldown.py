@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.bodies import (
     workflow_status,
 )
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, RESULT_RUNNING, STATE_GLYPHS, UNDER_SUSPICION, NodeState
-from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_state
+from nvcre_tui.engine.report.nodestates import diagnosis_open, job_outcome, member_states
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.clearance import Clearance, clearance
@@ -396,12 +396,13 @@ class DrilldownScreen(NvcreScreen):
         blamed = {f["name"]: f for f in failures}
         outcome = str(group.get("phase") or (job_outcome(job) if job is not None else "Pending"))
         diagnosing = diagnosis_open(wf)
+        # What this group says of each member, as the map says it (nodestates.member_states): a failed group's member it
+        # did not blame ran and proved nothing (inconclusive), or never ran (untested).
+        states = member_states(group["nodes"], failures, group["nodes"], outcome, group.get("reason"), waiting=pending is not None,
+                               diagnosing=diagnosing)
         for name in sorted(group["nodes"], key=lambda n: (n not in blamed, natural_key(n))):  # as the map orders them
             failure = blamed.get(name)
-            # What this group says of the member, as the map says it (nodestates.member_state): a failed group's
-            # member it did not blame ran and proved nothing (inconclusive), or never ran (untested).
-            mark = STATE_GLYPHS[NodeState(member_state(group["nodes"], failures, name, outcome, group.get("reason"),
-                                                       waiting=pending is not None, diagnosing=diagnosing))]
+            mark = STATE_GLYPHS[NodeState(states[name])]
             why = f"  {failure['reason']}" if failure else ""
             # The diagnosis's verdict on a member of a failed test, blamed by it or not: a node it cleared is not
             # failed (nor left in doubt) by this test.

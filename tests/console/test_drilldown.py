@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from textual.widgets import Tree
 
@@ -151,3 +154,27 @@ async def test_m_in_the_drilldown_opens_this_certifications_rack_map(finished_in
         rack_map = app.screen.query_one(RackMap)
         shown = {name: (cell.state.value, cell.detail) for name in own if (cell := rack_map.cell(name)) is not None}
         assert shown == own
+
+async def test_a_group_blamed_together_is_weighed_once_not_once_per_member(finished_diagnose_and_train: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The training's one group of 32, blamed together: each member's word (suspect) was weighed apart, scanning the
+    group's blames each time (a group of 1024 took 0.3 s of every redraw); now once per group and reason."""
+    from nvcre_tui.engine.judging.blame import blamed_together
+    from nvcre_tui.engine.report import nodestates
+
+    weighed: list[int] = []
+
+    def counted(members: Any, blamed: Any, reason: str) -> bool:
+        weighed.append(len(members))
+        return blamed_together(members, blamed, reason)
+
+    app = NvcreApp(session=await reopen(finished_diagnose_and_train), live=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        screen = await open_drilldown(app, pilot, "diagnose-and-train")
+        monkeypatch.setattr(nodestates, "blamed_together", counted)
+        screen._shown = None  # drawn again from the read model
+        screen.refresh_now()
+        members = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "node"
+                   and (n.data or {})["workflow"]["metadata"]["name"].endswith("nemotron5-8b")]
+        assert len(members) == 32 and all(str(n.label).startswith("! ") for n in members), [str(n.label) for n in members]
+        assert weighed.count(32) <= 2, weighed  # its members' rows and its blames' detail, once each

@@ -178,7 +178,12 @@ def excluded_elsewhere_counted(report: Obj, category: Mapping[str, Any]) -> list
 def with_blame(members: Sequence[str], failures: Sequence[Obj]) -> list[Obj]:
     """A group's failed-node entries, each with `suspect`: true where its Job blamed the whole multi-node group
     together (nodestates.blamed_state, the word the console shows), which convicts none of them."""
-    return [{**f, "suspect": blamed_state(members, failures, str(f.get("reason") or "")) == SUSPECT} for f in failures]
+    words: dict[str, bool] = {}  # per reason: the same for every failure of that reason (weighed per failure: O(n²))
+    for f in failures:
+        reason = str(f.get("reason") or "")
+        if reason not in words:
+            words[reason] = blamed_state(members, failures, reason) == SUSPECT
+    return [{**f, "suspect": words[str(f.get("reason") or "")]} for f in failures]
 
 
 def category_failed_nodes(category: CategoryView) -> list[Obj]:

@@ -213,14 +213,30 @@ def member_state(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], no
     (blamed_state), else what the group's outcome (a group record's phase, or `job_outcome`, and its `reason`) says of
     a member it did not blame (`unblamed_state`; while a diagnosis is open, `diagnosis_open`, a member of a test that
     ran and failed is a suspect). The drill-down's member rows and the node screen's Jobs show this, as the map does."""
+    return member_states(members, blamed, [node], outcome, reason, waiting=waiting, diagnosing=diagnosing)[node]
+
+
+def member_states(members: Sequence[str], blamed: Sequence[Mapping[str, Any]], nodes: Sequence[str], outcome: str, reason: str | None = None,
+                  *, waiting: bool = False, diagnosing: bool = False) -> dict[str, str]:
+    """member_state of each of `nodes`, the group's blames read once and each blame's word weighed once per reason:
+    member by member, a group of 1024 blamed together took 0.3 s of each drill-down redraw."""
     if waiting:
-        return "waiting"
-    failure = next((f for f in blamed if f.get("name") == node), None)
-    if failure is not None:
-        return blamed_state(members, blamed, str(failure.get("reason") or ""))
-    if diagnosing and tested_nothing({"phase": outcome, "reason": reason}):
-        return "untested"
-    return unblamed_state(outcome, reason, DIAGNOSE_MEMBER_STATES if diagnosing else MEMBER_STATES)
+        return dict.fromkeys(nodes, "waiting")
+    failures = {str(f.get("name")): f for f in reversed(blamed)}  # the first blame of a node, as a scan finds it
+    words: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for node in nodes:
+        failure = failures.get(node)
+        if failure is not None:
+            blame_reason = str(failure.get("reason") or "")
+            if blame_reason not in words:
+                words[blame_reason] = blamed_state(members, blamed, blame_reason)
+            found[node] = words[blame_reason]
+        elif diagnosing and tested_nothing({"phase": outcome, "reason": reason}):
+            found[node] = "untested"
+        else:
+            found[node] = unblamed_state(outcome, reason, DIAGNOSE_MEMBER_STATES if diagnosing else MEMBER_STATES)
+    return found
 
 
 def diagnosis_open(workflow: Obj | None) -> bool:

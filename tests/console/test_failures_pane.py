@@ -240,6 +240,10 @@ async def test_nodes_are_listed_in_natural_order_in_the_pane_and_on_the_wall() -
     names = [f"gpu-node-{i}" for i in range(1, 13)]
     assert [row.node for row in failure_rows(snapshot, "all")] == names  # every node misses 100000 GB/s
     assert [entry.subject for entry in urgent_nodes({name: ("failed", "") for name in reversed(names)}, set())] == names
+    # Each name's key is made once, not at every sort of every redraw (1024 failed nodes: 25 ms a sort).
+    from nvcre_tui.engine.names import natural_key
+
+    assert natural_key("gpu-node-10") is natural_key("gpu-node-10") and natural_key("gpu-node-9") < natural_key("gpu-node-10")
     # The drill-down's members of a group (one group of all 12, blamed together), likewise.
     app = NvcreApp(session=session, live=False)
     async with app.run_test(size=(120, 40)) as pilot:

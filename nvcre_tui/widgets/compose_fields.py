@@ -114,7 +114,7 @@ class ThresholdRow(Vertical):
     DEFAULT_CSS = FIELD_CSS + """
     ThresholdRow { height: auto; }
     ThresholdRow > Horizontal { height: auto; }
-    ThresholdRow Select { width: 24; }
+    ThresholdRow Select { width: 20; }  /* the longest metric whole; the rest to the expression (12 cells on 80 columns at 24) */
     ThresholdRow Input { width: 1fr; }
     ThresholdRow Button { min-width: 3; width: 3; margin: 0 0 0 1; }
     """

@@ -82,3 +82,24 @@ async def test_a_selected_categorys_options_title_reads_whole_at_80_columns() ->
         strips = screen._compositor.render_strips()
         lines = [strips[y].crop(region.x, region.right).text.strip() for y in range(region.y, region.bottom)]
         assert lines and " ".join(" ".join(lines).split()) == f"{NVSWITCH} · NCCL loopback over NVSwitch", lines
+
+
+async def test_a_threshold_row_leaves_its_expression_room_at_80_columns() -> None:
+    """The metric's select took 24 cells: on 80 columns the CEL expression had 12, and `value >= 300.5` scrolled out of
+    sight as it was typed. The longest metric still reads whole."""
+    from textual.widgets import Input, Select
+
+    from nvcre_tui.widgets.compose_fields import ThresholdRow
+
+    app = await open_compose()
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await push_compose(app, pilot)
+        await screen.run_action("load_default")
+        await pilot.pause()
+        row = screen.query(ThresholdRow).first()
+        assert row.query_one(Input).size.width >= 16, row.query_one(Input).size
+        row.scroll_visible(animate=False)
+        await pilot.pause()
+        select = row.query_one(Select)
+        drawn = screen._compositor.render_strips()[select.region.y].crop(select.region.x, select.region.right).text
+        assert "busBandwidthGBps" in drawn, drawn

@@ -172,6 +172,22 @@ async def test_the_console_with_credentials_the_server_refuses_is_one_line_befor
     assert code == 2 and len(err.splitlines()) == 1 and "Unauthorized" in err and "terminal" not in err, err
 
 
+@pytest.mark.parametrize("command", [["cluster", "info"], ["certification", "render", "examples/burn-in.yaml"]])
+async def test_a_command_that_reads_every_node_with_credentials_the_server_refuses_names_no_grant(
+        apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    """An expired token (401) was told as RBAC's refusal: "...; this command reads every Node: it takes get, list and watch
+    on nodes ... (a ClusterRole with them and a ClusterRoleBinding)", sending the SRE to bind a role that would change
+    nothing. Now the line says the credentials were refused, naming the server and the kubeconfig, and no grant."""
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig", token="expired-token")
+    command = [str(Path(__file__).parents[1] / arg) if arg.endswith(".yaml") else arg for arg in command]
+    code = await asyncio.to_thread(main, [*command, "--kubeconfig", str(kubeconfig)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert err.startswith(f"nodes of {apiserver.url} (kubeconfig {kubeconfig}): Node: Unauthorized (the API server refused the "
+                          "kubeconfig's credentials"), err
+    assert "ClusterRole" not in err and "takes" not in err, err
+
+
 def test_cluster_info_refuses_a_nodes_file_whose_label_value_holds_control_characters(tmp_path: Path,
                                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """A terminal escape in a label value was accepted (exit 0) and would reach the terminal; certification and

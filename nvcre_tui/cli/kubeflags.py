@@ -98,7 +98,8 @@ async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[s
     """(`cluster <context or server>`, its Node objects), read once with the flags' credentials; a store error is an
     InputError naming the server."""
     from nvcre_tui.engine.api.nodes import NODES_GRANT
-    from nvcre_tui.engine.store.errors import Forbidden, NotKubernetes, StoreError
+    from nvcre_tui.engine.grants import rbac_refused
+    from nvcre_tui.engine.store.errors import NotKubernetes, StoreError
     from nvcre_tui.engine.store.protocol import NODE
 
     store = await open_kube_store(args, user_agent=user_agent)
@@ -107,9 +108,10 @@ async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[s
         return where, (await store.list(NODE)).items
     except NotKubernetes as error:  # it names the server
         raise InputError(str(error)) from None
-    except Forbidden as error:  # which grant it takes: no built-in namespaced role has it (README, "Users' roles")
-        raise InputError(f"nodes of {store.target.server}: {error}; this command reads every Node: it takes {NODES_GRANT}") from None
     except StoreError as error:
-        raise InputError(f"nodes of {store.target.server}: {error}") from None
+        # RBAC's refusal: which grant it takes, as no built-in namespaced role has it (README, "Users' roles"). Credentials
+        # the server refused (401) are no missing grant: the error says so, and a grant would not help.
+        grant = f"; this command reads every Node: it takes {NODES_GRANT}" if rbac_refused(error) else ""
+        raise InputError(f"nodes of {store.target.server} ({store.target.source}): {error}{grant}") from None
     finally:
         await store.close()

@@ -76,12 +76,18 @@ async def check_reachable(args: argparse.Namespace, within: float) -> None:
     server refuses or a server that refuses connections is one line (exit 2) before the console takes the screen. A
     server that has not answered within `within` seconds is left to the console, which says what it connects to."""
     from nvcre_tui.engine.kube.session import VIEWER_AGENT
+    from nvcre_tui.engine.store.errors import NotKubernetes, StoreError
 
     store = await open_kube_store(args, user_agent=VIEWER_AGENT)
+    target = store.target
     try:
         await asyncio.wait_for(store.served_groups(), within)
     except TimeoutError:
         pass
+    except NotKubernetes as error:  # its message names the server already
+        raise InputError(f"{target.server} ({target.source}): {error.detail}") from None
+    except StoreError as error:  # where, as every command's first read says it (not "nvcre: Unauthorized: discovery: Unauthorized")
+        raise InputError(f"{target.server} ({target.source}): {error}") from None
     finally:
         await store.close()
 

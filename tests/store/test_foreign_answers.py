@@ -136,7 +136,7 @@ async def test_an_html_page_from_a_server_whose_api_is_kubernetes_keeps_its_text
     (["setup", "status"], "nvcre setup status: {url}: not a Kubernetes API server (/api answers 404)"),
     (["setup", "reset", "--yes"], "nvcre setup reset: {url}: not a Kubernetes API server (/api answers 404)"),
     (["cluster", "info"], "{url}: not a Kubernetes API server (/api answers 404)"),
-    (["--read-only"], "nvcre: {url}: not a Kubernetes API server (/api answers 404)"),
+    (["--read-only"], "{url} ({source}): not a Kubernetes API server (/api answers 404)"),
     (["controller", "--metrics-port", "0"], "nvcre controller: {url} ({source}): not a Kubernetes API server (/api answers 404)"),
 ])
 def test_a_web_server_answering_404_everywhere_is_said_so_by_every_command(argv: list[str], said: str, tmp_path: Path,

@@ -151,6 +151,30 @@ async def test_the_nodes_of_a_cluster(apiserver: ApiServer, tmp_path: Path, caps
     assert [(d["name"], d["nodes"]) for d in found["domains"]] == [("block-a", 2), ("block-b", 1), ("(none)", 1)]
 
 
+async def test_nodes_with_gpus_but_no_gpu_present_label_are_named_not_dropped(
+        apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Node registered by hand (or without GPU feature discovery) whose device plugin advertises 8 GPUs was silently
+    left out: `Nodes: 3 (1 with GPUs)`, while `setup status` counted it a GPU node and no run would ever plan it. Now a
+    note names it and why (JSON `withoutGPUPresentLabel`); a node with no GPU at all is not named."""
+    kubeconfig = apiserver.write_kubeconfig(tmp_path / "kubeconfig", context="emulator")
+    bare = node("dgx-7", product=None, block=None, gpu=False, gpus=8)
+    admin = KubeStore(await load_target(str(kubeconfig)), SystemClock(), user_agent="kubectl")
+    try:
+        for body in (FLEET[0], bare, FLEET[-1]):  # its allocatable GPUs as a device plugin reports them: nodes/status
+            created = await admin.create(NODE, body)
+            await admin.update_status(NODE, {**created, "status": body["status"]})
+    finally:
+        await admin.close()
+    code = await asyncio.to_thread(main, ["cluster", "info", "--kubeconfig", str(kubeconfig)])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert "Nodes:         3 (1 with GPUs)" in out.splitlines()
+    assert ("Note:          1 node (dgx-7) with allocatable nvidia.com/gpu but not labelled nvidia.com/gpu.present=true, which "
+            "GPU feature discovery (the GPU Operator) sets: no run plans it, whatever its target") in out.splitlines(), out
+    code = await asyncio.to_thread(main, ["cluster", "info", "--kubeconfig", str(kubeconfig), "-o", "json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["withoutGPUPresentLabel"] == ["dgx-7"]
+
+
 async def test_the_console_on_a_server_that_stopped_answering_is_one_line_before_the_screen(
         apiserver: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The console opened its session inside the app: a server that never answered left a blank screen that ignored

@@ -83,8 +83,7 @@ def _print(where: str, found: Survey) -> None:
              f"Platform:      {found.platform}" + (f" ({found.platform_problem})" if found.platform_problem else ""),
              f"GPU:           {found.architecture or 'none labelled'}"]
     lines += [f"  {p.product}: {p.nodes} node{'s' if p.nodes != 1 else ''}, {p.gpus} GPUs" for p in found.products]
-    if (note := found.unadvertised_note()) is not None:
-        lines.append(f"Note:          {note}")
+    lines += [f"Note:          {note}" for note in (found.unadvertised_note(), found.unlabelled_note()) if note is not None]
     lines.append(f"Topology key:  {found.topology_key} ({'intra-rack, diagnose' if found.topology_key_detected else 'given'})")
     for line in lines:
         print(printable(line, newlines=False))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRODUCT, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, LABEL_GPU_COUNT, LABEL_GPU_PRESENT, LABEL_GPU_PRODUCT, RESOURCE_GPU
 from nvcre_tui.engine.planning.discovery import is_gpu_node, node_exclusion
 from nvcre_tui.engine.planning.platform import (PlatformError, allocatable_gpus, fleet_platform, gpu_architecture,
                                                 majority_architecture, partitioned_gpus)
@@ -61,6 +61,17 @@ class Survey:
     # GPU nodes GPU feature discovery counts GPUs on (nvidia.com/gpu.count) with no allocatable nvidia.com/gpu: no
     # device plugin has advertised them (none deployed yet, or a Node made by hand), so they add no GPUs above
     unadvertised: list[str] = field(default_factory=list)
+    # Nodes a device plugin advertises GPUs on (allocatable nvidia.com/gpu) without GPU feature discovery's
+    # nvidia.com/gpu.present=true (no GFD there, or a Node made by hand): no GPU node to discovery, so left out above
+    unlabelled: list[str] = field(default_factory=list)
+
+    def unlabelled_note(self) -> str | None:
+        """Why nodes with GPUs are no GPU nodes here, in one line (None: none such)."""
+        if not self.unlabelled:
+            return None
+        return (f"{count(len(self.unlabelled), 'node')} ({listed(self.unlabelled)}) with allocatable {RESOURCE_GPU} but not labelled "
+                f"{LABEL_GPU_PRESENT}=true, which GPU feature discovery (the GPU Operator) sets: no run plans "
+                f"{'it' if len(self.unlabelled) == 1 else 'them'}, whatever its target")
 
     def unadvertised_note(self) -> str | None:
         """Why GPU nodes add no GPUs, in one line (None: none such)."""
@@ -80,6 +91,7 @@ class Survey:
             "domains": [{"name": d.name, "nodes": d.nodes, "gpus": d.gpus, "cordoned": d.cordoned} for d in self.domains],
             "excluded": dict(self.excluded),
             **({"withoutAllocatableGPUs": list(self.unadvertised)} if self.unadvertised else {}),
+            **({"withoutGPUPresentLabel": list(self.unlabelled)} if self.unlabelled else {}),
         }
 
 
@@ -99,7 +111,8 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
     chosen = key or LABEL_GPU_CLIQUE
     return Survey(len(everything), len(gpu), sum(1 for n in gpu if is_cordoned(n)), platform, problem, architecture, chosen, key is None,
                   _products(gpu), _domains(gpu, chosen), dict(sorted(Counter(exclusions.values()).items())),
-                  [node_name(n) for n in gpu if _unadvertised(n)])
+                  [node_name(n) for n in gpu if _unadvertised(n)],
+                  sorted(node_name(n) for n in everything if not is_gpu_node(n) and allocatable_gpus(n)))
 
 
 def _unadvertised(node: Node) -> bool:

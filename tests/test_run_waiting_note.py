@@ -226,3 +226,43 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last == ("[watch] still running (followed for 0s): communication/nccl-all-reduce group-0: running on 4 node(s) "
                     "for 5m30s (timeoutPerJob 1h)"), last
+
+
+async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why_that_one_waits(monkeypatch: Any) -> None:
+    """On an API server with no controller, `run --wait` of a second certification said "waits for certification first,
+    which runs on all 4 of this category's nodes" and then only that, every two minutes, for the five minutes until
+    `first` failed unplaced: nothing told it would. The first's stuck run is said once after the category it holds, with
+    why and when it fails, and again in the long-silence line."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    held = "waits for certification first, which runs on all 4 of this category's nodes"
+    cert = {"metadata": {"name": "c"}, "status": {
+        "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Pending", "reason": "WaitingForNodes",
+                              "message": held}]}}
+    first = {"metadata": {"name": "first-nccl", "labels": {"nvcre.nvidia.com/certification": "first", "nvcre.nvidia.com/category-domain":
+                                                           "communication", "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    run = {"metadata": {"name": "first-nccl-group-0-iter-1-run", "uid": "u1", "labels": {**LABELS, "nvcre.nvidia.com/workflow": "first-nccl"}},
+           "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
+    job = {"metadata": {"name": "first-nccl-group-0-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}}
+    clock = ManualClock(START)
+    # a viewer (no engine of its own: a controller runs it), counting its own seconds
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [first], WORKLOADRUN: [run], JOB: [job]}), None)
+    monkeypatch.setattr(run_module.time, "monotonic", lambda: 1000.0)
+    console = Console(file=io.StringIO(), width=500)
+    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished()
+    clock.advance(WAITING_NOTE_SECONDS)
+    assert not await finished() and not await finished()
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    said = (f"communication/nccl-all-reduce: waits for certification first, whose communication/nccl-all-reduce group-0: pods not "
+            f"running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this")
+    assert [line for line in lines if "whose" in line and "still running" not in line] == [f"[watch] {said}"], lines
+    assert lines[-1] == f"[watch] still running (followed for 0s): {said}", lines

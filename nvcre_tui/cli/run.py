@@ -37,7 +37,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
 from nvcre_tui.engine.clock import ManualClock, SystemClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import is_held
+from nvcre_tui.engine.controllers.certification import held_by, is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_message
 from nvcre_tui.engine.history.deletion import TAKE_OVER_SECONDS, delete_certification, left_message, wait_collected
 from nvcre_tui.engine.grants import certifications_take, rbac_refused
@@ -582,6 +582,19 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     return lines
 
 
+def _holders_waiting(session: Session, cert: Mapping[str, Any], namespace: str, told: set[str]) -> list[str]:
+    """`_waiting`'s lines of the certifications this one's held categories wait for, each after the category it holds:
+    a category that waits for a certification whose pods never come (no Job controller, no scheduler) said only that it
+    waits, for the minutes until that one failed, and the user could not tell it would."""
+    statuses = certification_status(cert).get("categoryStatuses") or []
+    lines = []
+    for key, status in zip(category_titles(statuses), statuses):
+        if (holder := held_by(status)) is None:
+            continue
+        lines += [f"{key}: waits for certification {holder[0]}, whose {line}" for line in _waiting(session, holder[0], holder[1] or namespace, told)]
+    return lines
+
+
 def _running(session: Session, name: str, namespace: str) -> list[str]:
     """A line for each run of the certification whose pods run: on how many nodes, for how long, and its bound
     (timeoutPerJob), for the long-silence line: the category's own message ("partitioned into 1 group") is older news
@@ -689,7 +702,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             if standing is not None and diagnosing.get(key) != standing:  # a round a minute: said as it narrows
                 diagnosing[key], said = standing, True
                 console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(standing))} ({shown})")
-        for line in _waiting(session, name, namespace, told):
+        for line in _waiting(session, name, namespace, told) + _holders_waiting(session, cert, namespace, told):
             said = True
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
         if said:
@@ -698,7 +711,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             said_at = time.monotonic()
             # why groups wait for their pods, when some do (the categories' own messages are older news), else where
             # each category stands
-            stuck = _waiting(session, name, namespace, set()) + _running(session, name, namespace)
+            stuck = (_waiting(session, name, namespace, set()) + _running(session, name, namespace)
+                     + _holders_waiting(session, cert, namespace, set()))
             standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups)"
                                                               if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
             console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)

@@ -6,6 +6,7 @@ first served. A failed category does not stop the others."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -40,6 +41,19 @@ def is_held(status: Mapping[str, Any]) -> bool:
     """Whether a categoryStatuses entry waits for a Workflow on its nodes (an earlier category's, or another
     certification's) or for an older certification's waiting category: not for discovery."""
     return status.get("status") == "Pending" and str(status.get("message") or "").startswith(HELD)
+
+
+_HOLDER = re.compile(r"certification ([^\s,]+)(?: in namespace ([^\s,]+))?, which ")
+
+
+def held_by(status: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """(name, namespace or None: the same) of the certification a held category waits for, as its message names it
+    (`waits for certification first, which runs on ...`: the holder _held_elsewhere and _queued_before write); None when
+    it is not held, or held by an earlier category of its own or a Workflow of no certification."""
+    if not is_held(status):
+        return None
+    found = _HOLDER.match(str(status.get("message")).removeprefix(HELD))
+    return (found.group(1), found.group(2)) if found else None
 
 
 def _waiting_since(ctx: Context, cert: Obj, status: Obj) -> datetime:

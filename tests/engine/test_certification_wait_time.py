@@ -66,3 +66,15 @@ async def test_the_time_a_certification_waited_for_nodes_is_said_apart_from_its_
 
     shown = {r.name: r.runtime for r in certification_rows(await Snapshot.read(store), clock.now())}  # the dashboard, as the report
     assert shown == {"first": format_duration(ran), "second": f"{format_duration(ran)} (+{format_duration(ran)} waited)"}, shown
+
+
+def test_a_second_between_whole_second_times_is_no_wait_for_nodes() -> None:
+    """A certification whose only category failed at once (a GB200 run with no ComputeDomain served: WorkloadNotCreated)
+    started at :39 and its Workflow at :40, started and completed in the same second: its report said "Waited: 1s for
+    nodes, nothing of it running (another certification held them, or none matched its target)", on a cluster where
+    nothing else ran. The API's times are whole seconds: that second is their rounding, counted as its runtime (the text and HTML say Waited only above 0, `list` likewise)."""
+    from nvcre_tui.engine.report.model import waited_and_ran
+    workflow = {"status": {"startTime": "2026-12-05T23:20:40Z", "completionTime": "2026-12-05T23:20:40Z"}}
+    assert waited_and_ran("2026-12-05T23:20:39Z", "2026-12-05T23:20:40Z", [workflow]) == (0.0, 1.0)
+    # two seconds apart is a wait the times can tell
+    assert waited_and_ran("2026-12-05T23:20:38Z", "2026-12-05T23:20:40Z", [workflow]) == (2.0, 0.0)

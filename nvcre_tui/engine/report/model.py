@@ -73,7 +73,15 @@ def waited_and_ran(start: str | None, end: str | None, workflows: Sequence[Mappi
             ran += (ran_to - max(ran_from, reached)).total_seconds()
             reached = ran_to
     total = max((finish - begin).total_seconds(), 0.0)
+    if total - ran <= TIMESTAMP_GRAIN:  # the rounding of whole-second times, not a wait
+        return 0.0, total
     return max(total - ran, 0.0), min(ran, total)
+
+
+# The API's times are whole seconds: a certification whose first Workflow the engine made in its first reconcile can read
+# a second apart from it, and one whose category failed at once ran "0s"; that second was no wait for nodes (the report
+# said "Waited: 1s for nodes, nothing of it running (another certification held them, or none matched its target)").
+TIMESTAMP_GRAIN = 1.0
 
 
 def _low(threshold: str | None, busbw: float | None) -> bool | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from nvcre_tui.engine.api.base import (
@@ -179,6 +179,18 @@ class Category(WireModel):
     variant: Annotated[str, Field(min_length=1)]
     options: CategoryOptions | None = None
     target: TargetSpec | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_option_inline(cls, data: Any) -> Any:
+        """An option written beside domain and variant (`testScale: intra-rack`) is refused, as every unknown field, but
+        naming where it goes: "unknown field" alone left the user to guess (spec takes options inline, a category not)."""
+        if isinstance(data, dict):
+            inline = [key for key in data if isinstance(key, str) and key not in cls.model_fields and key in option_aliases()]
+            if inline:
+                raise PydanticCustomError("option_inline", "unknown field: a category's options go under its options "
+                                          "(options.{key})", {"key": inline[0]})
+        return data
 
     @property
     def key(self) -> str:

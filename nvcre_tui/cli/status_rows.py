@@ -242,8 +242,12 @@ def _deployment_row(status: InstallStatus) -> tuple[str, str, str]:
         return ("controller", "none", f"no Deployment {ENGINE_NAME} in {status.namespace}: run `nvcre controller` somewhere, "
                 "or `nvcre setup controller --image IMG`")
     image = ", ".join(deployment.images) or "no image"
+    # 0/1 ready, said alone, sent the user to look for a pod that an API server without kube-controller-manager never makes
+    unseen = ("; no Deployment controller has seen it (status.observedGeneration): an API server without "
+              "kube-controller-manager makes no pod of it; run `nvcre controller` from a workstation instead, with a kubeconfig "
+              "holding the engine's rights") if not deployment.ready and not deployment.observed else ""
     return ("controller", "ok" if deployment.ready else "not ready",
-            f"Deployment {ENGINE_NAME} ({image}): {deployment.ready}/{deployment.replicas} replicas ready")
+            f"Deployment {ENGINE_NAME} ({image}): {deployment.ready}/{deployment.replicas} replicas ready{unseen}")
 
 
 def _compute_domain_row(rack_scale_nodes: int, served: bool) -> tuple[str, str, str]:

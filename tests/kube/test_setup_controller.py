@@ -243,10 +243,17 @@ async def test_status_has_a_row_for_it_outside_the_exit_code(server, kubeconfig,
     assert code == 0, err
     row = controller_row(out)  # no controller-manager in the emulator: no pod is ever ready
     assert row.split()[1:3] == ["not", "ready"] and f"Deployment {ENGINE_NAME} ({IMAGE}): 0/1 replicas ready" in row, row
+    # "0/1 replicas ready" alone sent the user looking for a pod no controller would make: said why, and what to do instead
+    assert row.endswith("replicas ready; no Deployment controller has seen it (status.observedGeneration): an API server without "
+                        "kube-controller-manager makes no pod of it; run `nvcre controller` from a workstation instead, with a "
+                        "kubeconfig holding the engine's rights"), row
     stored = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    await admin.patch_status(DEPLOYMENT, ENGINE_NAME, NS, {"observedGeneration": stored["metadata"]["generation"], "replicas": 1})
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    assert "0/1 replicas ready" in controller_row(out) and "no Deployment controller" not in controller_row(out), out  # seen, pod to come
     await admin.patch_status(DEPLOYMENT, ENGINE_NAME, NS, {"replicas": 1, "readyReplicas": 1})
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
-    assert code == 0 and json.loads(out)["controllerDeployment"] == {"images": [IMAGE], "replicas": 1, "ready": 1}, out
+    assert code == 0 and json.loads(out)["controllerDeployment"] == {"images": [IMAGE], "replicas": 1, "ready": 1, "observed": True}, out
     assert stored["spec"]["replicas"] == 1
     code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
     assert controller_row(out).split()[1] == "ok" and "1/1 replicas ready" in controller_row(out)

@@ -98,6 +98,9 @@ class DeploymentState:
     images: list[str]
     replicas: int  # spec.replicas (wanted)
     ready: int  # status.readyReplicas (no controller-manager: 0)
+    # A Deployment controller has seen this spec (status.observedGeneration): never on an API server alone, which makes
+    # no ReplicaSet nor pod of it
+    observed: bool = True
 
 
 def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
@@ -106,8 +109,10 @@ def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
     replicas = spec.get("replicas")
+    observed, generation = status.get("observedGeneration"), (deployment.get("metadata") or {}).get("generation")
     return DeploymentState([str(c.get("image")) for c in containers if c.get("image")],
-                           1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0))
+                           1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0),
+                           isinstance(observed, int) and (not isinstance(generation, int) or observed >= generation))
 
 
 OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (setup status's exit code) stands on

@@ -32,6 +32,7 @@ from nvcre_tui.cli.report import (RESULT_EXIT, certification_report, check_resul
 from nvcre_tui.cli.session import Told, add_session_arguments, on_cluster, open_session, scenario_of, state_path_of, tell_notices, where_of
 from nvcre_tui.engine.api.base import DNS_LABEL
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_name_of_run, labels_of, orchestration_of
+from nvcre_tui.engine.api.nodes import NO_NODES
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.vocabulary import (FAILED, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_PRODUCT, LABEL_GROUP,
                                              LABEL_VARIANT, LABEL_WORKFLOW, SUCCEEDED)
@@ -304,8 +305,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         # --sim-runner registers its fleet's Nodes only in a process that runs the engine: a viewer's reason is the cause
         why = (f"; --sim-runner registers its fleet's Nodes only where it runs the engine, and this process is a "
                f"{session.viewer_reason}" if args.sim_runner and session.engine is None and session.viewer_reason else "")
-        raise InputError(f"{session.title}: the cluster has no Nodes at all (an API server without kubelets registers none): "
-                         f"nothing to certify{why}")
+        raise InputError(f"{session.title}: {NO_NODES}{why}")
     # A user who may not list Nodes (a team's nvcre-edit binding: no namespaced role grants them) cannot plan here; the
     # engine, which reads them, plans it as it plans every certification (one that cannot run fails, saying why).
     unplanned = not simulated and NODE in session.cache.withheld

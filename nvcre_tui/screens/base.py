@@ -114,6 +114,13 @@ class NvcreScreen(Screen[None]):
         session = self.nvcre.session
         return session is not None and NODE in session.cache.withheld
 
+    def on_a_cluster(self) -> bool:
+        """The session reads a cluster, not the simulated fleet (which always has Nodes)."""
+        from nvcre_tui.engine.session import SimSession
+
+        session = self.nvcre.session
+        return session is not None and not isinstance(session, SimSession)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide bindings the policy refuses (read-only mode)."""
         return self.nvcre.policy.allows(action) or False

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Header, Input, Static
 
-from nvcre_tui.engine.api.nodes import NODES_WITHHELD
+from nvcre_tui.engine.api.nodes import NO_NODES, NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
@@ -186,6 +186,10 @@ class DashboardScreen(NvcreScreen):
             warning = self.app.theme_variables.get("text-warning", "")  # a sentence, wrapped at its words on 80 columns
             self.query_one("#fleet", ItemLine).set_items(
                 [Text.assemble(("Fleet ", "bold"), "not shown:"), *(Text(word, style=warning) for word in NODES_WITHHELD.split())], gap=" ")
+        elif not snapshot.nodes and self.on_a_cluster():  # "Fleet 0 nodes", then every count at 0, said nothing of why
+            warning = self.app.theme_variables.get("text-warning", "")
+            self.query_one("#fleet", ItemLine).set_items(
+                [Text.assemble(("Fleet ", "bold"), "0 nodes:"), *(Text(word, style=warning) for word in NO_NODES.split())], gap=" ")
         else:
             fleet = [Text.assemble(("Fleet ", "bold"), f"{counts['nodes']} nodes", (scope, "bold"))]
             for state in NodeState:

@@ -88,3 +88,18 @@ async def test_the_walls_failures_list_the_blamed_nodes_without_the_nodes(burned
             # (the copied certification's other category, whose objects were not copied, is a failure that blamed nobody)
             assert [(entry.glyph, entry.subject) for entry in entries if entry.subject.startswith("gpu-")] == [("✗", "gpu-node-07")], entries
             assert "ThresholdViolation" in entries[0].text
+
+
+async def test_the_dashboard_of_a_cluster_with_no_nodes_at_all_says_why_its_fleet_is_empty(tmp_path: Path) -> None:
+    """An API server alone (no kubelet) registers no Node: the dashboard said `Fleet 0 nodes ✗ 0 failed ... ◷ 0 waiting`,
+    a fleet, where `certification run` refuses in one line that the cluster has no Nodes at all. The fleet line says that."""
+    from nvcre_tui.engine.api.nodes import NO_NODES
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        app = NvcreApp(opener=opener(args_for(kubeconfig, history=str(tmp_path / "h.db")), read_only=False), live=True)
+        async with app.run_test(size=(240, 50)) as pilot:
+            await opened(app, pilot)
+            assert isinstance(app.screen, DashboardScreen)
+            await pilot.pause(0.3)
+            text = screen_text(app)
+            assert f"Fleet 0 nodes: {NO_NODES}" in text and "0 failed" not in text, text

@@ -11,6 +11,8 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_REPLICAS
 # What a user who may not list Nodes (a team's nvcre-edit and nvcre-view bindings) is told wherever Nodes would be
 # shown or planned on: the console's fleet line, map and wall, compose's plan, `certification run`.
 NODES_WITHHELD = "this user may not list Nodes (get, list and watch on nodes: no namespaced role grants them)"
+# A cluster that registers no Node at all (an API server alone): `certification run` refuses, the console's fleet line says it.
+NO_NODES = "the cluster has no Nodes at all (an API server without kubelets registers none): nothing to certify"
 # The grant that reads Nodes, where a command names what it takes (`cluster info`, the notice of a session without them)
 NODES_GRANT = "get, list and watch on nodes, which no namespaced role grants (a ClusterRole with them and a ClusterRoleBinding)"
 

@@ -132,3 +132,28 @@ def test_the_56b_recomputes_its_activations_on_80_gb_gpus(tmp_path: Path, capsys
            for e in c.get("env") or []}
     assert env["FULL_RECOMPUTE"] == "1" and env["DISTRIBUTED_TIMEOUT_MINUTES"] == "230"
     assert "--sequence-parallel" in out and '--distributed-timeout-minutes "$DISTRIBUTED_TIMEOUT_MINUTES"' in out
+
+
+@pytest.mark.parametrize(("product", "says"), [
+    ("NVIDIA-H100-80GB-HBM3", "; GPU feature discovery labels a node's NVLink clique only where NVLink spans nodes (GB200/GB300 "
+                              "NVL72 racks): others form no rack to test intra-rack (testScale full-scale or intra-node tests them)"),
+    ("NVIDIA-GB200", "; on GB200/GB300 GPU feature discovery labels it once the node's GPUs have joined the NVLink fabric (the "
+                     "fabric manager running): a node without it is not in a rack yet"),
+])
+def test_intra_rack_on_nodes_without_a_clique_says_why_they_have_none(product: str, says: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """intra-rack on two DGX H100 (GPU feature discovery sets no clique: NVLink ends at the node) or on GB200 trays whose
+    fabric is not read yet was refused with "nodes without label nvidia.com/gpu.clique (or with an empty value): a, b"
+    alone: the SRE could not tell a broken GPU Operator from a test that cannot apply."""
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": {
+        "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": product, "nvidia.com/gpu.count": "8"}},
+        "status": {"allocatable": {"nvidia.com/gpu": "8"}}} for i in (1, 2)]
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    (tmp_path / "cert.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "rack"},
+        "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                 "categories": [{"domain": "communication", "variant": "nccl-all-reduce", "options": {"testScale": "intra-rack"}}]}}))
+    assert main(["certification", "render", str(tmp_path / "cert.yaml"), "--nodes", str(tmp_path / "nodes.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"{tmp_path / 'cert.yaml'}: spec.categories[0]: nodes without label nvidia.com/gpu.clique (or with an empty "
+                   f"value): n1, n2{says}\n"), err

@@ -6,7 +6,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcre_tui.engine.api.nodes import Node, node_labels, node_name
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
+from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
 from nvcre_tui.engine.units import listed
+
+
+# After the nodes that lack the clique label, why: "nodes without label" alone left the SRE to guess whether its GPU
+# Operator was broken. A DGX H100 has none (its NVLink ends at the node); a GB200/GB300 tray without one has its fabric unread.
+NO_CLIQUE = ("; GPU feature discovery labels a node's NVLink clique only where NVLink spans nodes (GB200/GB300 NVL72 racks): "
+             "others form no rack to test intra-rack (testScale full-scale or intra-node tests them)")
+NO_CLIQUE_READ = ("; on GB200/GB300 GPU feature discovery labels it once the node's GPUs have joined the NVLink fabric (the "
+                  "fabric manager running): a node without it is not in a rack yet")
 
 
 class PartitionError(ValueError):
@@ -42,7 +52,9 @@ def domains_of(nodes: Sequence[Node], topology_key: str) -> dict[str, list[str]]
     """Node names by topology label value, sorted; PartitionError names nodes without the label."""
     missing = [node_name(n) for n in nodes if not node_labels(n).get(topology_key)]  # an empty value names no domain
     if missing:
-        raise PartitionError(f"nodes without label {topology_key} (or with an empty value): {listed(missing)}")
+        rack_scale = any(node_gpu_architecture(n) in RACK_SCALE_ARCHITECTURES for n in nodes if not node_labels(n).get(topology_key))
+        why = (NO_CLIQUE_READ if rack_scale else NO_CLIQUE) if topology_key == LABEL_GPU_CLIQUE else ""
+        raise PartitionError(f"nodes without label {topology_key} (or with an empty value): {listed(missing)}{why}")
     domains: dict[str, list[str]] = {}
     for node in sorted(nodes, key=node_name):
         domains.setdefault(node_labels(node)[topology_key], []).append(node_name(node))

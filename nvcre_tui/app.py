@@ -125,9 +125,8 @@ class NvcreApp(ThemedApp[None]):
         """The header's most urgent badge: the store gives no answer (or refuses the watches), and what is shown is
         the last known state; None while it answers."""
         cache = self.session.cache if self.session is not None else None
-        if cache is not None and (since := cache.unreachable_since) is not None:
-            what = "the store refuses the watches" if cache.refusing else "no answer from the store"
-            return f"⚠ {what} since {time.strftime('%H:%M:%S', time.localtime(since))}: showing the last known state"
+        if cache is not None and (silence := cache.silence()) is not None:
+            return f"⚠ {silence}: showing the last known state"
         return None
 
     def calm_badges(self) -> list[str]:

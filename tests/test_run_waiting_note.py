@@ -8,7 +8,7 @@ from typing import Any
 
 from nvcre_tui.cli.run import WAITING_NOTE_SECONDS, _waiting
 from nvcre_tui.engine.clock import ManualClock, format_time
-from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, WORKLOADRUN, ResourceKind
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 LABELS = {"nvcre.nvidia.com/workflow": "c-nccl", "nvcre.nvidia.com/group": "group-0"}
@@ -20,6 +20,11 @@ class Cache:
 
     def __init__(self, objects: dict[ResourceKind, list[dict[str, Any]]]) -> None:
         self.objects = objects
+        self.silent: str | None = None  # what WatchCache.silence says: the store does not answer
+        self.last_error = ""
+
+    def silence(self) -> str | None:
+        return self.silent
 
     def list(self, kind: ResourceKind, namespace: str | None = None) -> list[dict[str, Any]]:
         return self.objects.get(kind, [])
@@ -266,3 +271,29 @@ async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why
             f"running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this")
     assert [line for line in lines if "whose" in line and "still running" not in line] == [f"[watch] {said}"], lines
     assert lines[-1] == f"[watch] still running (followed for 0s): {said}", lines
+
+
+async def test_a_store_that_stops_answering_is_said_once_and_again_when_it_answers() -> None:
+    """The API server gone (killed, a network cut) while `run --wait` followed: it said "viewer: lost the engine lease",
+    then nothing, the minutes it waited, while the console's header says "no answer from the store since ...". Now it
+    says that once, that it follows the last known state, and once again when the store answers."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli import run as run_module
+
+    cert, _ = running_certification()
+    cache = Cache({CERTIFICATION: [cert]})
+    session: Any = Session(ManualClock(START), cache)
+    console = Console(file=io.StringIO(), width=300)
+    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished()
+    cache.silent, cache.last_error = "no answer from the store since 19:20:05", "cannot connect to https://10.0.0.1:6443"
+    assert not await finished() and not await finished()
+    cache.silent = None
+    assert not await finished() and not await finished()
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert lines[1:] == ["[watch] no answer from the store since 19:20:05 (cannot connect to https://10.0.0.1:6443): following the "
+                         "last known state; retried meanwhile", "[watch] the store answers again"], lines

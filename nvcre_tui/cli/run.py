@@ -666,11 +666,23 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
     began = time.monotonic()  # a viewer's manual clock stands still (no engine of its own moves it): real time then
     watching = simulated and session.engine is None  # for the whole follow: a take-over would jump the clock ahead
     said_at = time.monotonic()  # real time: minutes without a line on a cluster read as a hang
+    silence_said: str | None = None
 
     async def finished() -> bool:
-        nonlocal said_at
+        nonlocal said_at, silence_said
         if stop.requested:
             return True
+        # An API server gone away said "viewer: lost the engine lease", then nothing: what follows is the last known
+        # state (as the console's header says), and the user could not tell a dead server from a slow run.
+        silence = session.cache.silence()
+        if silence != silence_said:
+            if silence is not None:
+                error = f" ({session.cache.last_error})" if session.cache.last_error else ""
+                console.print(f"[yellow]\\[watch] {escape(printable(f'{silence}{error}: following the last known state; retried meanwhile', newlines=False))}[/]",
+                              soft_wrap=True)
+            elif silence_said is not None:
+                console.print("\\[watch] the store answers again", soft_wrap=True)
+            silence_said, said_at = silence, time.monotonic()
         try:
             cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         except NotFound:

@@ -121,6 +121,15 @@ class WatchCache:
         times = [*self._unreachable.values(), *([waiting] if isinstance(waiting, float) else [])]
         return min(times, default=None)
 
+    def silence(self) -> str | None:
+        """`no answer from the store since 19:20:05` (or `the store refuses the watches since ...`) while what the cache
+        holds is the last known state, as the console's header and `run --wait` say it; None while the store answers."""
+        since = self.unreachable_since
+        if since is None:
+            return None
+        what = "the store refuses the watches" if self.refusing else "no answer from the store"
+        return f"{what} since {time.strftime('%H:%M:%S', time.localtime(since))}"
+
     @property
     def refusing(self) -> bool:
         """Stale because the server answers the watches with errors (forbidden, not found), not because it is silent

@@ -175,7 +175,8 @@ class ControllerLoop:
                 break
             if engine in done and (failure := engine.exception()) is not None:
                 raise failure
-            self.log("lost the engine lease: stopping the engine" if lost.is_set() else "engine stopped")
+            why = f" ({self.lease.lost_why})" if self.lease.lost_why else ""
+            self.log(f"lost the engine lease{why}: stopping the engine" if lost.is_set() else "engine stopped")
             return LOST_LEASE_EXIT if lost.is_set() else 0
         finally:
             for task in tasks:

@@ -139,6 +139,10 @@ class EngineLease:
         self.duration, self.runner = duration, runner
         self._last_renewed: float | None = None  # clock.monotonic() of our last successful write
         self._observed: tuple[tuple[str, ...], float] | None = None  # the Lease as last read, and since when (monotonic)
+        self._taken: str | None = None  # how a renewal found the Lease not ours (`b holds it now`)
+        # Why `hold` returned, in words (`b holds it now`, `not renewed for 10s: ...`): "lost the engine lease" alone read
+        # as another engine's doing when the API server had stopped answering.
+        self.lost_why = ""
 
     @property
     def duration_seconds(self) -> int:
@@ -236,8 +240,12 @@ class EngineLease:
             return await self._create()  # deleted under us (setup reset?): nobody else holds it
         holder = LeaseHolder.from_lease(lease, self.clock.now())
         if holder is None or holder.identity != self.identity:
+            self._taken = f"{holder.identity} holds it now" if holder is not None else "it was released by another client"
             return False
-        return await self._write(lease, taking_over=False)
+        if not await self._write(lease, taking_over=False):
+            self._taken = "another client wrote it since it was read"
+            return False
+        return True
 
     async def release(self) -> None:
         """Give the Lease up if we hold it, so the next engine need not wait for expiry."""
@@ -273,6 +281,8 @@ class EngineLease:
         taken by someone else, or not renewed for 2/3 of the duration (transient errors), so that we
         stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
+        failed: str | None = None  # the last renewal's error since the last renewal that succeeded
+        self._taken, self.lost_why = None, ""
         while True:
             await self.clock.sleep(self.duration / 3)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
@@ -282,10 +292,18 @@ class EngineLease:
                 # (woken late, past the renew deadline: the time before anyone may take over, halved)
                 budget = 0.0 if since is None else renew_deadline - since if since < renew_deadline else (self.duration - since) / 2
                 held = await self._renew_within(budget)
-            except StoreError:
+            except StoreError as error:
                 held = True  # a transient failure is not a loss yet; the deadline below decides
+                failed = " ".join(error.message.split())
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
-            if not held or since is None or since >= renew_deadline:
-                if on_lost is not None:
-                    await on_lost()
-                return
+            if held and since is not None and since < renew_deadline:
+                failed = None if since < self.duration / 3 else failed  # renewed just now: what failed before is over
+                continue
+            if self._taken is not None:
+                self.lost_why = self._taken
+            elif since is not None:
+                self.lost_why = (f"not renewed for {format_duration(since)}: "
+                                 + (failed or "the API server did not answer in time"))
+            if on_lost is not None:
+                await on_lost()
+            return

@@ -124,7 +124,7 @@ async def test_losing_the_lease_stops_the_engine_at_once() -> None:
     clock.advance(5)
     await settle()
     assert task.done() and task.result() == LOST_LEASE_EXIT
-    assert not engine.running and logs[-1] == "lost the engine lease: stopping the engine"
+    assert not engine.running and logs[-1] == "lost the engine lease (b holds it now): stopping the engine"
     assert (await store.get(LEASE, EngineLease.NAME, NS))["spec"]["holderIdentity"] == "b"  # not released: not ours
 
 

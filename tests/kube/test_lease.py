@@ -208,6 +208,7 @@ async def test_hold_reports_a_lost_lease(memory, clock) -> None:
     clock.advance(5)
     await _settle()
     assert task.done() and lost == [5.0]
+    assert a.lost_why == "b holds it now"
 
 
 def test_bad_arguments_are_refused(memory, clock) -> None:
@@ -268,6 +269,9 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock, broken) 
     assert task.done() and lost == [10.0]
     holder = await lease(memory, clock, "b").holder()
     assert holder is not None and holder.live  # nobody else could have it yet
+    # The controller logged "lost the engine lease" alone, read as another engine's doing; it says why (the API server)
+    assert a.lost_why == "not renewed for 10s: " + (
+        f"Lease {NS}/{EngineLease.NAME}: connection refused" if broken is Unreachable else "the API server did not answer in time")
 
 
 async def test_the_lease_says_what_its_holders_engine_runs_workloads_with(memory, clock) -> None:

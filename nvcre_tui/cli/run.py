@@ -59,7 +59,7 @@ from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
-from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
+from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, listed, parse_duration
 
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
     from nvcre_tui.engine.session import Session, SimSession
@@ -564,7 +564,9 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     now = session.clock.now()
     categories = {wf["metadata"]["name"]: f"{labels_of(wf).get(LABEL_DOMAIN)}/{labels_of(wf).get(LABEL_VARIANT)}"
                   for wf in session.cache.list(WORKFLOW, namespace) if labels_of(wf).get(LABEL_CERTIFICATION) == name}
-    lines = []
+    # Groups of a category waiting for the same reason and bound make one line: a per-node category (DCGM on 500 nodes)
+    # on a cluster with no controller printed 500 identical lines at once.
+    waiting: dict[tuple[str, str, float, bool], list[tuple[str, float]]] = {}
     for run in session.cache.list(WORKLOADRUN, namespace):
         status, uid = run.get("status") or {}, str(run["metadata"].get("uid") or run["metadata"]["name"])
         category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
@@ -577,8 +579,14 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
         group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
         job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
         grace, per_job = pending_bound(job.get("spec") or {}, status)  # as controllers/job.py waits
-        why = pending_message(str(status.get("message") or "no reason given"), grace, per_job=per_job, waited=waited)
-        lines.append(f"{category} {group}: pods not running after {format_duration(waited)}: {why}")
+        waiting.setdefault((category, str(status.get("message") or "no reason given"), grace, per_job), []).append((group, waited))
+    lines = []
+    for (category, message, grace, per_job), groups in waiting.items():
+        waited = max(seconds for _, seconds in groups)  # the longest waiting: the first to fail
+        why = pending_message(message, grace, per_job=per_job, waited=waited)
+        names = [group for group, _ in groups]
+        who = names[0] if len(names) == 1 else f"{len(names)} groups ({listed(names, STILL_WAITING_SHOWN)})"
+        lines.append(f"{category} {who}: pods not running after {format_duration(waited)}: {why}")
     return lines
 
 

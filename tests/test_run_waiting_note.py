@@ -3,6 +3,7 @@ per run, instead of minutes of silence until the grace ends (an API server with 
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any
 
@@ -177,6 +178,9 @@ def test_the_report_of_a_running_certification_says_what_its_groups_wait_for(tmp
     assert category["status"] == "InProgress" and category["waitingForPods"].startswith("1 group of 1: ")
     assert main(["certification", "report", row["name"], *state, "-o", "html"]) == 3  # said there too (it was not)
     assert f"<p>Waiting: {category['waitingForPods']}</p>" in capsys.readouterr().out
+    assert main(["certification", "report", row["name"], *state, "-o", "junit"]) == 3  # a CI job's JUnit said only InProgress
+    [error] = [e for e in ET.fromstring(capsys.readouterr().out).iter("error") if e.get("message", "").startswith("category")]
+    assert error.get("message") == "category did not finish: InProgress" and error.text == f"waiting: {category['waitingForPods']}"
 
 
 async def test_a_category_held_by_another_certification_says_so_once() -> None:

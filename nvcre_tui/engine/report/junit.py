@@ -61,8 +61,11 @@ def render_junit(reports: Sequence[Obj]) -> str:
                 why = f" ({category['failureReason']})" if category.get("failureReason") else ""  # what it waits for, as the text says
                 error = ET.SubElement(case, "error", message=f"category did not finish: {category['status']}{why}")
                 so_far = failure_text(category)  # what it blamed before it ended (or so far, while it runs)
-                if so_far:
-                    error.text = f"failed so far:\n{so_far}"
+                # running with its pods not yet: why, as the text and HTML say (a CI job's JUnit said only InProgress)
+                said = [f"waiting: {category['waitingForPods']}"] if category.get("waitingForPods") else []
+                said += [f"failed so far:\n{so_far}"] if so_far else []
+                if said:
+                    error.text = "\n".join(said)
             warnings = [f"passed with skipped tests: {line}" for line in skipped_test_lines(category)]
             warnings += [f"passed with skipped rows: {line}" for line in skipped_row_lines(category)]
             warnings += [f"note: {line}" for line in run_note_lines(category)]  # failed or not: it judges nothing

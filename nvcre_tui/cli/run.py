@@ -330,6 +330,9 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     try:
         uid = str((await session.store.create(CERTIFICATION, body))["metadata"].get("uid") or "")
         console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where, newlines=False))}).")
+        if not simulated and not args.sim_runner:
+            for line in await _hostengines_missing(session, cert, catalog):
+                console.print(f"[yellow]{escape(printable(line, newlines=False))}[/]", soft_wrap=True)
     except AlreadyExists:
         followed = await _same_spec(session, body) if args.wait else None
         if followed is None:
@@ -537,6 +540,33 @@ async def _namespace_exists(session: Session, namespace: str) -> bool:
     except StoreError:
         return True
     return True
+
+
+async def _hostengines_missing(session: Session, cert: Any, catalog: Any) -> list[str]:
+    """A line for each DCGM hostengine Service the certification's categories connect to (`dcgmi diag --host`) that the
+    cluster does not serve: its pods were made, started and failed one by one (ServiceUnavailable), where `setup status`
+    knew beforehand. Said, not refused (the Service may be installed meanwhile); nothing when the Service may not be read."""
+    from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
+    from nvcre_tui.engine.store.protocol import SERVICE
+
+    keys = {category.key for category in cert.spec.categories}
+    lines = []
+    for target in hostengine_targets(catalog.entries):
+        using = sorted(keys & set(target.entries))
+        if not using:
+            continue
+        try:
+            services = [await session.store.get(SERVICE, target.service, target.namespace)]
+        except NotFound:
+            services = []
+        except StoreError:  # RBAC (a team's user reads no Service there), or the server: not known, not said
+            continue
+        if not hostengine_found(target, services):
+            lines.append(f"nvcre: {', '.join(using)} connects to the DCGM hostengine {target.address}, which this cluster does not "
+                         f"serve (no Service {target.namespace}/{target.service} on port {target.port}): each node's run will fail "
+                         "ServiceUnavailable, blaming none; install the GPU Operator with dcgm.enabled=true (`nvcre setup status` "
+                         "checks it)")
+    return lines
 
 
 async def _same_spec(session: Session, body: dict[str, Any]) -> dict[str, Any] | None:

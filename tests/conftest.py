@@ -40,3 +40,16 @@ def _private_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("SSL_CERT_FILE", str(bundle))  # OpenSSL reads these instead of /etc/ssl: nothing to parse
     monkeypatch.setenv("SSL_CERT_DIR", str(folder))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _short_wait_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """How often `run --wait` on a cluster looks whether its certification finished (1 s), a deletion's wait looks at
+    the cache (0.5 s), and a viewer's wait asks for the engine Lease (5 s): each wait ended up to a whole interval after
+    its condition held (a Lease of 2 or 3 s was taken over after 5), which every emulator test of `run --wait`, `delete
+    --wait` and `--cleanup` waited out. A look reads the cache, an ask is one request: a tenth of a second and 1 s here.
+    What a test asserts of a wait (its deadline, whom it follows, when a Lease is free) does not depend on them."""
+    monkeypatch.setattr("nvcre_tui.cli.run.WATCH_POLL_SECONDS", 0.1)
+    monkeypatch.setattr("nvcre_tui.engine.history.deletion.POLL_SECONDS", 0.1)
+    monkeypatch.setattr("nvcre_tui.engine.history.deletion.TAKE_OVER_SECONDS", 1.0)
+    monkeypatch.setattr("nvcre_tui.cli.run.TAKE_OVER_SECONDS", 1.0)  # run.py's own name for the same interval

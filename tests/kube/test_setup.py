@@ -995,7 +995,8 @@ async def test_init_into_a_terminating_namespace_is_one_line_and_applies_nothing
 
 async def test_reset_waits_for_a_namespace_controller_still_emptying_the_namespace(tmp_path, capsys) -> None:
     """With kube-controller-manager (the emulator's namespace controller), a namespace whose content takes a while to
-    go (pods in their grace period; here an object whose finalizer goes 6 s in) is waited for, never finalized by nvcre."""
+    go (pods in their grace period; here an object whose finalizer goes 2 s in, ten times the namespace controller wait
+    tests/kube/conftest.py sets) is waited for, never finalized by nvcre."""
     api = ApiServer(garbage_collector=True)
     await api.start()
     try:
@@ -1008,7 +1009,7 @@ async def test_reset_waits_for_a_namespace_controller_still_emptying_the_namespa
         async def kubelet() -> None:  # finishes the graceful end once the namespace is being deleted
             while not (await admin.get(NAMESPACE, NS))["metadata"].get("deletionTimestamp"):
                 await asyncio.sleep(0.1)
-            await asyncio.sleep(6)
+            await asyncio.sleep(2)
             held = await admin.get(CONFIGMAP, "graceful", NS)
             await admin.update(CONFIGMAP, {**held, "metadata": {**held["metadata"], "finalizers": []}})
 

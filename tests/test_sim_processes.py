@@ -23,7 +23,7 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,10 +57,41 @@ def scenario_file(folder: Path, speed: float = 60.0) -> Path:
     return path
 
 
+_STARTED: list[subprocess.Popen[str]] = []  # run_wait's processes: none outlives its test (_no_process_left)
+
+
 def run_wait(state: Path, scenario: Path, name: str = "burn-in") -> subprocess.Popen[str]:
-    return subprocess.Popen([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--wait",
-                             "--scenario", str(scenario), "--state", str(state)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_hangup)
+    # PYTHONFAULTHANDLER: a process that does not exit in time is sent SIGABRT (finish), which prints its stacks first
+    process = subprocess.Popen([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--wait",
+                                "--scenario", str(scenario), "--state", str(state)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, preexec_fn=default_hangup,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    _STARTED.append(process)
+    return process
+
+
+def finish(process: subprocess.Popen[str], what: str = "run --wait") -> tuple[str, str]:
+    """Its stdout and stderr once it exited; a process still running after DEADLINE_SECONDS fails the test with what
+    it printed and where each of its threads stood (a run that once hung after its report said nothing more)."""
+    try:
+        return process.communicate(timeout=DEADLINE_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        out, err = process.communicate(timeout=DEADLINE_SECONDS)
+    pytest.fail(f"{what} (pid {process.pid}) had not exited after {DEADLINE_SECONDS:g} s; its stdout ended with:\n{out[-1500:]}\n"
+                f"its stderr (its threads' stacks at the timeout last) ended with:\n{err[-8000:]}")
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left() -> Iterator[None]:
+    """A test that failed with a run_wait process still running kills it: left, it would load the machine for the rest
+    of the suite (and hold its store's Lease)."""
+    yield
+    while _STARTED:
+        process = _STARTED.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=DEADLINE_SECONDS)
 
 
 def report(state: Path, scenario: Path, name: str = "burn-in") -> dict[str, Any]:
@@ -127,7 +158,7 @@ def finished_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("uninterrupted")
     scenario, state = scenario_file(folder), folder / "state.db"
     process = run_wait(state, scenario)
-    out, err = process.communicate(timeout=DEADLINE_SECONDS)
+    out, err = finish(process)
     assert process.returncode == 1, err  # FAILED: both faulty nodes found
     return state
 
@@ -157,7 +188,7 @@ def test_run_wait_killed_mid_run_and_started_again_reaches_the_same_report(sig: 
     kill(first, sig, handled=sig == signal.SIGHUP)  # run --wait stops on a hang-up as on ctrl-c (its terminal went away)
     assert not terminal(state)  # the kill fell mid-run: there is something to continue
     again = run_wait(state, scenario)  # the same command again (its holder is dead: the Lease is taken at once)
-    out, err = again.communicate(timeout=DEADLINE_SECONDS)
+    out, err = finish(again)
     assert again.returncode == 1 and "Traceback" not in err, err
     assert "already exists in namespace default with this spec: following it" in err
     assert "viewer" not in err  # a dead holder is not waited for
@@ -173,7 +204,7 @@ def test_two_run_wait_on_one_store_both_finish_and_one_engine_reconciles(tmp_pat
     holder = lease_holder(state)
     assert holder.startswith(f"engine@") and f"/{first.pid}/" in holder
     second = run_wait(state, scenario, "second")
-    results = [p.communicate(timeout=DEADLINE_SECONDS) for p in (first, second)]
+    results = [finish(first, "the first run --wait"), finish(second, "the second run --wait")]
     assert [p.returncode for p in (first, second)] == [1, 1], [err for _, err in results]
     (_, first_err), (_, second_err) = results
     # The second process was a viewer of the first's engine, named by its identity, until that one exited.
@@ -260,7 +291,7 @@ def test_run_wait_beside_a_console_is_a_viewer_until_its_certification_finishes(
     try:
         holder = lease_holder(state)
         process = run_wait(state, scenario)
-        out, err = process.communicate(timeout=DEADLINE_SECONDS)
+        out, err = finish(process)
         assert process.returncode == 1 and "Traceback" not in err, err
         assert f"viewer: engine held by {holder}" in err  # it says who reconciles, and waits for that engine
         assert "took it over" not in err and lease_holder(state) == holder  # the console's engine did all the work

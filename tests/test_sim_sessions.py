@@ -207,3 +207,31 @@ async def test_the_namespace_flag_names_the_simulated_console_s_namespace(tmp_pa
     with pytest.raises(InputError, match="--namespace"):
         await open_session(args, default_catalog(), live=False, want_engine=False)
     assert not (tmp_path / "other.db").exists()
+
+
+async def test_a_session_that_lost_the_lease_and_took_it_back_leaves_no_task_running_after_close(tmp_path: Path) -> None:
+    """Each take-over started a new Lease holder and clock recorder in place of the last ones: the recorder of the Lease
+    lost before went on (recording twice), and outlived close(), writing to the closed store every 2 s."""
+    from nvcre_tui.engine.lease import format_micro_time
+    from nvcre_tui.engine.store.protocol import LEASE
+
+    session = await SimSession.open(default_scenario(), tmp_path / "state.db", history=None, lease_seconds=0.6)
+    try:
+        assert session.engine is not None and session.lease is not None
+
+        async def hand_lease_to(identity: str, seconds: int) -> None:
+            lease = await session.database.get(LEASE, session.lease.NAME, session.lease.namespace)  # type: ignore[union-attr]
+            spec = {**lease["spec"], "holderIdentity": identity, "leaseDurationSeconds": seconds,
+                    "renewTime": format_micro_time(datetime.now(UTC))}
+            await session.database.update(LEASE, {**lease, "spec": spec})
+
+        await hand_lease_to("engine@another-host/1/abcdef", 3600)  # another engine took it: lost at the next renewal
+        await _eventually(lambda: session.engine is None, "the session to see its Lease lost")
+        await hand_lease_to("", 1)  # released
+        assert await session.take_over() is True
+    finally:
+        await session.close()
+    running = [task.get_name() for task in asyncio.all_tasks() if task is not asyncio.current_task() and not task.done()
+               and task.get_name() in ("lease", "clock")]
+    assert running == []
+

@@ -283,6 +283,8 @@ class SimSession:
     def _keep_lease(self) -> None:
         """Renew the Lease (stop reconciling at once if it is lost) and record the clock, in the background."""
         assert self.lease is not None
+        for task in self._tasks:  # a Lease held before and lost: its clock recorder went on, and outlived close()
+            task.cancel()
         self._tasks = [asyncio.create_task(self.lease.hold(on_lost=self._lost), name="lease"),
                        asyncio.create_task(self._recording(), name="clock")]
 

@@ -35,6 +35,13 @@ def test_a_table_reader_that_stops_is_exit_0_too() -> None:
         assert (done.returncode, done.stderr) == (0, ""), command
 
 
+def test_a_reader_that_stops_leaves_a_verdicts_exit_code() -> None:
+    """`parse ... | head` of a failing result: exit 1 still (it was 0: under `set -o pipefail`, a FAILED read as a pass)."""
+    shell = f"{' '.join(NVCRE)} parse nccl tests/parsers/fixtures/nccl_all_gather_wrong.txt | (exec 0<&-; sleep 0.5); exit ${{PIPESTATUS[0]}}"
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (done.returncode, done.stderr) == (1, "")
+
+
 @pytest.mark.parametrize("command", ["setup crds", "--help", "--version", "certification run --help"])
 @pytest.mark.parametrize("redirect", [">/dev/full", ">&-"])
 def test_an_output_that_cannot_be_written_is_one_line(redirect: str, command: str) -> None:
@@ -116,7 +123,7 @@ def test_ctrl_c_twice_exits_at_once_without_a_traceback(tmp_path: Path) -> None:
 def test_a_reader_of_stderr_that_goes_away_changes_nothing_else(tmp_path: Path) -> None:
     """`run --wait ... 2>&1 | head -1`: Rich's stderr console exited 1 (FAILED) at the first progress line after the
     reader left, dropping the wait and the results file; the certification stayed PENDING. Progress is not the outcome:
-    the run follows to its end and writes its results (the report's stdout is gone too: exit 0, as for `| head`)."""
+    the run follows to its end and writes its results (the report's stdout is gone too: its exit code, PASSED's 0)."""
     (tmp_path / "small.yaml").write_text("name: small\nnodes:\n  - {count: 4}\n")
     results = tmp_path / "results.json"
     run = (f"{' '.join(NVCRE)} certification run --sim --scenario {tmp_path / 'small.yaml'} --cert-file {BURN_IN} --state "
@@ -167,12 +174,17 @@ def test_a_reader_that_stops_before_a_bad_input_line_gets_no_traceback(tmp_path:
     # kept finished: its report (26 KB of JSON) outgrows the output buffer and meets the closed pipe as it is printed.
     # An unfinished one (2 KB) met it only at the final flush, after broken's line; under load it finished now and then,
     # and broken went unsaid with exit 0.
-    for name, wait in (("kept", ["--wait"]), ("broken", [])):
-        assert subprocess.run([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--state", str(state),
-                               "--history", str(history), *wait], capture_output=True, timeout=120, cwd=ROOT).returncode in (0, 1)
+    codes = [subprocess.run([*NVCRE, "certification", "run", "--sim", "--cert-file", BURN_IN, "--name", name, "--state", str(state),
+                             "--history", str(history), *wait], capture_output=True, timeout=120, cwd=ROOT).returncode
+             for name, wait in (("kept", ["--wait"]), ("broken", []))]
+    assert codes == [1, 0]  # burn-in finds gpu-node-07's slow GPU: FAILED
+    report = f"{' '.join(NVCRE)} certification report kept broken -o json --state {state} --history {history}"
+    # kept alone: its report met the closed pipe, and the exit is still FAILED's 1 (it was 0, a pass under pipefail)
+    alone = subprocess.run(["bash", "-c", f"{report.replace(' broken', '')} | (exec 0<&-; sleep 0.5); exit ${{PIPESTATUS[0]}}"],
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (alone.returncode, alone.stderr) == (1, "")
     with contextlib.closing(sqlite3.connect(state)) as db, db:
         assert db.execute("UPDATE objects SET body = '{not json' WHERE kind LIKE '%/certifications' AND name = 'broken'").rowcount == 1
-    report = f"{' '.join(NVCRE)} certification report kept broken -o json --state {state} --history {history}"
     done = subprocess.run(["bash", "-c", f"{report} | (exec 0<&-; sleep 0.5); exit ${{PIPESTATUS[0]}}"], capture_output=True,
                           text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 2, done.stderr

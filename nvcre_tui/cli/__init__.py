@@ -15,7 +15,7 @@ from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.cli.once import StoreOnce, forget_given
 from nvcre_tui.cli.oneline import say as _say
-from nvcre_tui.cli.stdout import take_stderr, take_stdout
+from nvcre_tui.cli.stdout import quiet_stdout, take_stderr, take_stdout
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.store.errors import StoreError
@@ -192,15 +192,6 @@ EXIT_OUTPUT = 74  # sysexits' EX_IOERR: not 1, which is FAILED
 EXIT_INTERNAL = 70  # a bug: no input should get here (the property test fails on it)
 
 
-def _quiet_stdout() -> None:
-    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays silent."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
-        pass
-
-
 def _flush_before_error() -> None:
     """What a command printed before its error (`report a damaged` printed a's report): flushed now, so that a reader
     gone meanwhile (`| head`) is not an `Exception ignored ... BrokenPipeError` traceback from the interpreter's final
@@ -208,9 +199,9 @@ def _flush_before_error() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
-        _quiet_stdout()
+        quiet_stdout()
     except OSError as error:  # a full disk: the error's own lines follow, and this one
-        _quiet_stdout()
+        quiet_stdout()
         _say(f"nvcre: cannot write the output: {error.strerror or error}")
 
 
@@ -238,7 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as done:  # --help, --version, or a usage error (told already): its code, not a raise
             return int(done.code or 0) if not isinstance(done.code, str) else EXIT_BAD_INPUT
         code = args.func(args)
-        sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
+        try:
+            sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
+        except BrokenPipeError:  # it has what it wanted; the outcome is still the command's (a report's verdict)
+            quiet_stdout()
+            return code
     except InputError as error:
         _flush_before_error()
         for message in error.messages:
@@ -251,14 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(with_grant(f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}", error))
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
-        _quiet_stdout()
+        quiet_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
         _say("nvcre: interrupted; nothing more was saved")
         return EXIT_INTERRUPTED
     except Exception as error:  # noqa: BLE001 - the last line: a bug, told in one line
         if isinstance(error, OSError) and error.errno in OUTPUT_ERRNOS and error.filename is None:  # not a named file: stdout
-            _quiet_stdout()  # the final flush at exit would fail the same way
+            quiet_stdout()  # the final flush at exit would fail the same way
             _say(f"nvcre: cannot write the output: {error.strerror or error}")
             return EXIT_OUTPUT
         if os.environ.get("NVCRE_DEBUG"):

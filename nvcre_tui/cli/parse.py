@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from nvcre_tui.cli.kubeflags import add_kube_arguments
 from nvcre_tui.cli.output import print_table
+from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
@@ -152,10 +153,11 @@ def _has_content(stream: TextIO, label: str) -> bool:
 def run_parse(args: argparse.Namespace) -> int:
     """Parse, print as a table or JSON, and exit 1 when the result is a failure or the run is incomplete."""
     result = read_result(args.kind, args.file)
-    if args.output == "json":
-        print(to_json(result.to_dict()))
-    else:
-        _print_table(result)
+    with verdict_output():  # a reader gone (`| head`): the exit code is still the verdict's
+        if args.output == "json":
+            print(to_json(result.to_dict()))
+        else:
+            _print_table(result)
     return EXIT_FAILED if _failed(result) else EXIT_OK
 
 

@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.filepaths import file_path
+from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.no_engine import no_engine_note
 from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
@@ -236,13 +237,10 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         raise InputError(problems)
     several = len(args.names) > 1  # the shape the command asked for, whatever was found
     write_results(args.results_file, reports if several else reports[0])
-    try:
+    # The reader may stop reading (`| head`): what it skipped is its choice, but a name not reported is still said, and
+    # the exit code is still the verdict's. Before, a report over the output buffer met the closed pipe here: exit 0.
+    with verdict_output():
         await _print_reports(session, args, reports, namespace)
-    except BrokenPipeError:
-        # The reader stopped reading (`| head`): what it skipped is its choice, but a name not reported is still said,
-        # with its exit code. Before, a report over the output buffer met the closed pipe here and exit was 0.
-        if not problems:
-            raise
     if problems:
         raise InputError(problems)
     held = await _deletions_held(session, [report["name"] for report in reports], namespace)

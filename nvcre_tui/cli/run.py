@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT, registry
 from nvcre_tui.cli.filepaths import file_path
+from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, taking_over
 from nvcre_tui.cli.interrupt import StopRequest, stop_on_interrupt
 from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
@@ -479,7 +480,8 @@ async def _follow_to_report(session: Session, args: argparse.Namespace, name: st
     try:  # the file first: a stdout that cannot be written must not cost it, nor a file that cannot, the report
         write_results(args.results_file, report)
     finally:
-        print(printable(render_text(report)), end="", flush=True)  # before the lines stderr says after it
+        with verdict_output():  # a reader gone (`| head`): the exit code is still the certification's
+            print(printable(render_text(report)), end="", flush=True)  # before the lines stderr says after it
     refuse_damaged_rows(session)
     if not finished:
         waited = max((session.clock.now() - started).total_seconds(), time.monotonic() - started_real)

@@ -9,10 +9,12 @@ second EBADF, which `main` reports as "cannot write the output" with its own exi
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
 import sys
+from collections.abc import Iterator
 from typing import TextIO, cast
 
 
@@ -126,3 +128,23 @@ def take_stderr() -> None:
     if sys.stderr is None or sys.stderr is not sys.__stderr__:
         return
     sys.stderr = Diagnostics(cast(TextIO, sys.stderr))
+
+
+def quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush stays silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture)
+        pass
+
+
+@contextlib.contextmanager
+def verdict_output() -> Iterator[None]:
+    """Around the printing of a command's outcome (a report, a parse): a reader gone meanwhile (`| head`) ends the
+    printing, not the command, whose exit code stays its verdict's. Exit 0 for a FAILED certification whose report
+    met a closed pipe read as a pass under `set -o pipefail`."""
+    try:
+        yield
+    except BrokenPipeError:
+        quiet_stdout()

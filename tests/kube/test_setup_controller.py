@@ -225,6 +225,27 @@ def controller_row(out: str) -> str:
     return row
 
 
+async def test_status_does_not_say_no_controller_saw_a_deployment_one_saw_before_its_new_image(server, kubeconfig, admin, capsys) -> None:
+    """A Deployment controller that has seen an earlier spec (status.observedGeneration 1) of one applied again with
+    another image (generation 2), no pod of it ready yet: the row said that no Deployment controller had seen it and
+    that an API server without kube-controller-manager makes no pod, while one runs and is rolling it out."""
+    import json
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    assert (await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig))[0] == 0
+    stored = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    await admin.patch_status(DEPLOYMENT, ENGINE_NAME, NS, {"observedGeneration": stored["metadata"]["generation"], "replicas": 1})
+    newer = "registry.example.com/nvcre:0.2.0"
+    assert (await nvcre(capsys, "setup", "controller", "--image", newer, "--kubeconfig", kubeconfig))[0] == 0
+    stored = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+    assert stored["status"]["observedGeneration"] < stored["metadata"]["generation"]  # not seen yet: the controller's next look
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig)
+    row = controller_row(out)
+    assert f"({newer}): 0/1 replicas ready" in row and "no Deployment controller" not in row, row
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig, "-o", "json")
+    assert json.loads(out)["controllerDeployment"]["observed"] is True, out
+
+
 async def test_status_has_a_row_for_it_outside_the_exit_code(server, kubeconfig, admin, tmp_path, capsys) -> None:
     """`setup status` said nothing of the Deployment `setup controller` applies: none (with how to run an engine), its
     image and ready replicas, or unknown naming the permission refused; never in the exit code (nvcre's own install)."""

@@ -98,8 +98,8 @@ class DeploymentState:
     images: list[str]
     replicas: int  # spec.replicas (wanted)
     ready: int  # status.readyReplicas (no controller-manager: 0)
-    # A Deployment controller has seen this spec (status.observedGeneration): never on an API server alone, which makes
-    # no ReplicaSet nor pod of it
+    # A Deployment controller has seen it (status.observedGeneration, of this spec or an earlier one: a new image is
+    # seen at its next look): never on an API server alone, which makes no ReplicaSet nor pod of it
     observed: bool = True
 
 
@@ -109,10 +109,10 @@ def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
     replicas = spec.get("replicas")
-    observed, generation = status.get("observedGeneration"), (deployment.get("metadata") or {}).get("generation")
+    # Any observedGeneration: one below metadata.generation is a controller yet to see a new spec, not no controller
     return DeploymentState([str(c.get("image")) for c in containers if c.get("image")],
                            1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0),
-                           isinstance(observed, int) and (not isinstance(generation, int) or observed >= generation))
+                           isinstance(status.get("observedGeneration"), int))
 
 
 OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (setup status's exit code) stands on

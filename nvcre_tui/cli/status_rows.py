@@ -32,9 +32,10 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     outdated = [c.name for c in crds if c.present and not c.current]
     pending = [c.name for c in crds if c.present and not c.established]
     crd_state, crd_detail = _crd_row(status, missing, outdated, pending)
-    absent = [f"{o.kind} {o.name}" for o in status.rbac if not o.present]
+    absent = [f"{o.kind} {o.name}" for o in status.rbac if o.read and not o.present]  # one refused is unknown, not missing
     changed = [f"{o.kind} {o.name}" for o in status.rbac if o.present and not o.current]
     rbac_state = "missing" if absent else "changed" if changed else "ok"
+    rbac_wrong = bool(absent or changed)
     newer = status.schema is not None and status.schema.order == "newer"  # a newer nvcre's init made them: not this one's to redo
     advice = ("" if status.elsewhere else  # installed elsewhere: the namespace row says where
               f" (a newer nvcre installed nvcre; this one's setup init would downgrade it: ask nvcre "
@@ -88,6 +89,8 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     for check, source in DERIVED.items():  # a row read from another check's answer cannot tell more than it
         if source in unknown and check not in unknown:
             unknown[check] = f"{rows[source][0]}: {unknown[source]}"
+    if "rbac" in unknown and rbac_wrong:  # one read missing (or changed) beside others refused: not installed, said with both
+        rows["rbac"] = (rows["rbac"][0], rows["rbac"][1], f"{rows['rbac'][2]}; cannot read the others: {unknown.pop('rbac')}")
     return [(row[0], "unknown", f"cannot read: {unknown[check]}") if check in unknown else row
             for check, row in rows.items()]
 

@@ -961,6 +961,32 @@ async def test_status_for_a_user_who_may_read_nothing_says_unknown(server, tmp_p
     assert "no Kubeflow Trainer CRDs" not in out
 
 
+async def test_status_of_a_user_who_reads_part_of_the_rbac_says_what_it_read_missing(server, kubeconfig, admin, tmp_path, capsys) -> None:
+    """A user who reads the CRDs, the namespace and the cluster's RBAC but not the Roles in nvcre-system, of an install
+    without ClusterRole nvcre-view: the RBAC check read a missing object, so nvcre is not installed (exit 1). It said
+    that whether nvcre is installed is not known (exit 2, JSON installed null), its RBAC row `unknown` alone."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    await admin.delete(CLUSTER_ROLE, "nvcre-view")
+    rules = [{"apiGroups": ["", "apiextensions.k8s.io", "coordination.k8s.io", "apps", "nvcre.nvidia.com"], "resources": ["*"],
+              "verbs": ["get", "list", "watch"]},
+             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "clusterrolebindings"], "verbs": ["get", "list"]}]
+    await admin.create(CLUSTER_ROLE, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "auditor"},
+                                      "rules": rules})
+    await admin.create(CLUSTER_ROLE_BINDING, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "auditor"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "auditor"},
+        "subjects": [{"kind": "User", "name": "auditor", "apiGroup": "rbac.authorization.k8s.io"}]})
+    auditor = str(server.write_kubeconfig(tmp_path / "auditor", token=server.add_token("auditor-token", "auditor")))
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", auditor)
+    rows = {line.split("  ")[0].strip(): line for line in out.splitlines()[1:]}
+    assert code == 1, out + err
+    assert rows["RBAC"].split()[1] == "missing" and "missing ClusterRole nvcre-view (run nvcre setup init)" in rows["RBAC"], rows["RBAC"]
+    assert 'cannot get resource "role' in rows["RBAC"] and "Role nvcre-engine" not in rows["RBAC"].split("cannot")[0], rows["RBAC"]
+    assert "is not known" not in err, err
+    code, out, err = await nvcre(capsys, "setup", "status", "--kubeconfig", auditor, "-o", "json")
+    assert code == 1 and json.loads(out)["installed"] is False, out
+
+
 async def test_init_without_sim_runner_takes_the_simulators_node_rights_back(server, kubeconfig, admin, capsys) -> None:
     from nvcre_tui.engine.kube.install import simulator_objects
 

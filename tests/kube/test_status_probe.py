@@ -79,7 +79,7 @@ async def test_a_part_of_ours_refused_is_unknown_unless_a_part_read_is_not_insta
     await install(store)
     status = await probe(store, clock, NS)
     assert status.installed and not status.install_unknown
-    refused = replace(status, unknown={"rbac": "forbidden"}, rbac=[replace(o, present=False, current=False) for o in status.rbac])
+    refused = replace(status, unknown={"rbac": "forbidden"}, rbac=[replace(o, present=False, current=False, read=False) for o in status.rbac])
     assert refused.install_unknown and not refused.installed and refused.to_json()["installed"] is None
     assert not replace(status, unknown={"lease": "forbidden"}).install_unknown  # not our part: the install is known
     empty = await probe(MemoryStore(clock), clock, NS)

@@ -77,6 +77,7 @@ class ObjectState:
     namespace: str | None
     present: bool
     current: bool
+    read: bool = True  # False: RBAC refused its read (present and current are then unknown, False here)
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,10 @@ class InstallStatus:
         RBAC refused it), every one it read as init makes it. A check read missing or outdated is not installed,
         whatever the others."""
         parts = self._our_part()
-        return any(check in self.unknown for check in parts) and all(ok for check, ok in parts.items() if check not in self.unknown)
+        # RBAC is read object by object: one read missing or changed beside others refused is not installed, known
+        read_wrong = any(o.read and not (o.present and o.current) for o in self.rbac)
+        unread = [check for check in parts if check in self.unknown and not (check == "rbac" and read_wrong)]
+        return bool(unread) and all(ok for check, ok in parts.items() if check not in unread)
 
     def to_json(self) -> dict[str, Any]:
         """camelCase JSON, as `setup status -o json` prints it (with `installed`, null when not known, and each CRD's
@@ -324,9 +328,11 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     # the users' roles too: without nvcre-view and nvcre-edit every user bound to them is refused, and status said ok
     for wanted in [*rbac_objects(namespace), *user_role_objects(), *lease_reader_objects(namespace)]:  # an older install lacks some
         meta = wanted["metadata"]
-        stored = await _read(unknown, "rbac", _get(store, kind_of(wanted), meta["name"], meta.get("namespace")), None)
+        refused: dict[str, str] = {}  # this object's read alone: the others' may be refused while it is read
+        stored = await _read(refused, "rbac", _get(store, kind_of(wanted), meta["name"], meta.get("namespace")), None)
+        unknown.update(refused)
         rbac.append(ObjectState(wanted["kind"], meta["name"], meta.get("namespace"), stored is not None,
-                                stored is not None and _same_content(stored, wanted)))
+                                stored is not None and _same_content(stored, wanted), read=not refused))
     lease = EngineLease(store, clock, namespace, identity="nvcre-setup-status")
     holder = await _read(unknown, "lease", lease.holder(), None)
     trainer = [crd_state(name, await _read(unknown, "trainer", _get(store, CRD, name), None)) for name in TRAINER_CRDS]

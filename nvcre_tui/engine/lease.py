@@ -236,8 +236,11 @@ class EngineLease:
     async def renew(self) -> bool:
         """Extend our hold; False when it is lost (someone else holds it now, or took it over)."""
         lease = await self._read()
-        if lease is None:
-            return await self._create()  # deleted under us (setup reset?): nobody else holds it
+        if lease is None:  # deleted under us (setup reset?): nobody else holds it, unless made again meanwhile
+            if not await self._create():
+                self._taken = "it was deleted, then made again by another client"
+                return False
+            return True
         holder = LeaseHolder.from_lease(lease, self.clock.now())
         if holder is None or holder.identity != self.identity:
             self._taken = f"{holder.identity} holds it now" if holder is not None else "it was released by another client"

@@ -289,3 +289,43 @@ async def test_the_lease_says_what_its_holders_engine_runs_workloads_with(memory
     assert await b.try_acquire() and await b.renew()
     holder = await lease(memory, clock, "reader").holder()
     assert holder is not None and (holder.identity, holder.runner) == ("b", "pods")
+
+
+async def test_hold_says_another_client_made_a_deleted_lease_again(clock, tmp_path) -> None:
+    """The Lease deleted (setup reset) and made again by another engine between this one's read and its create: the
+    create is refused (409 AlreadyExists) and the Lease is lost. It said 'not renewed for 5s: the API server did not
+    answer in time' while the server had answered every request."""
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
+    from nvcre_tui.engine.store import NAMESPACE, kind_of
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer, Fault
+
+    server = ApiServer(clock=clock)
+    await server.start()
+    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
+    token = server.service_account_token(NS, ENGINE_NAME)
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock, user_agent="nvcre-engine")
+    try:
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        for obj in rbac_objects(NS):
+            await admin.create(kind_of(obj), obj)
+        a = lease(kube, clock, "a", duration=15)
+        assert await a.try_acquire()
+        task, lost = holding(a, clock)
+        await _settle()
+        await admin.delete(LEASE, EngineLease.NAME, NS)
+        assert await lease(admin, clock, "b").try_acquire()  # b made it again...
+        # ... after a read it gone: a's read answered before b's create
+        server.faults.add(Fault(method="GET", path=r"/leases/", user_agent="nvcre-engine", status=404, reason="NotFound", times=1))
+        clock.advance(5)
+        for _ in range(50):
+            if task.done():
+                break
+            await asyncio.sleep(0.01)
+        assert task.done() and lost == [5.0]
+        assert "did not answer" not in a.lost_why and "made again by another client" in a.lost_why, a.lost_why
+    finally:
+        await kube.close()
+        await admin.close()
+        await server.stop()

@@ -140,6 +140,7 @@ class EngineLease:
         self._last_renewed: float | None = None  # clock.monotonic() of our last successful write
         self._observed: tuple[tuple[str, ...], float] | None = None  # the Lease as last read, and since when (monotonic)
         self._taken: str | None = None  # how a renewal found the Lease not ours (`b holds it now`)
+        self._refused_write = "wrote"  # what another client did that refused our last write: wrote it (409), deleted it (404)
         # Why `hold` returned, in words (`b holds it now`, `not renewed for 10s: ...`): "lost the engine lease" alone read
         # as another engine's doing when the API server had stopped answering.
         self.lost_why = ""
@@ -216,8 +217,9 @@ class EngineLease:
                    "spec": self._spec(lease_spec(lease), taking_over=taking_over)}
         try:
             await self.store.update(LEASE, updated)  # carries the resourceVersion we read: optimistic
-        except (Conflict, NotFound):
-            return False  # someone else wrote (or deleted) it since we read it
+        except (Conflict, NotFound) as error:  # someone else wrote (or deleted) it since we read it
+            self._refused_write = "deleted" if isinstance(error, NotFound) else "wrote"
+            return False
         self._last_renewed = self.clock.monotonic()
         return True
 
@@ -246,7 +248,7 @@ class EngineLease:
             self._taken = f"{holder.identity} holds it now" if holder is not None else "it was released by another client"
             return False
         if not await self._write(lease, taking_over=False):
-            self._taken = "another client wrote it since it was read"
+            self._taken = f"another client {self._refused_write} it since it was read"
             return False
         return True
 

@@ -329,3 +329,40 @@ async def test_hold_says_another_client_made_a_deleted_lease_again(clock, tmp_pa
         await kube.close()
         await admin.close()
         await server.stop()
+
+
+async def test_hold_says_the_lease_was_deleted_between_its_read_and_its_write(clock, tmp_path) -> None:
+    """The Lease deleted (setup reset) between this engine's read and its write (404 on the update): it said 'another
+    client wrote it since it was read', as for a conflict (409); nobody wrote it."""
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
+    from nvcre_tui.engine.store import NAMESPACE, kind_of
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer, Fault
+
+    server = ApiServer(clock=clock)
+    await server.start()
+    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
+    token = server.service_account_token(NS, ENGINE_NAME)
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock, user_agent="nvcre-engine")
+    try:
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        for obj in rbac_objects(NS):
+            await admin.create(kind_of(obj), obj)
+        a = lease(kube, clock, "a", duration=15)
+        assert await a.try_acquire()
+        task, lost = holding(a, clock)
+        await _settle()
+        # deleted after a's read, before its write: the write answered 404
+        server.faults.add(Fault(method="PUT", path=r"/leases/", user_agent="nvcre-engine", status=404, reason="NotFound", times=1))
+        clock.advance(5)
+        for _ in range(50):
+            if task.done():
+                break
+            await asyncio.sleep(0.01)
+        assert task.done() and lost == [5.0]
+        assert a.lost_why == "another client deleted it since it was read", a.lost_why
+    finally:
+        await kube.close()
+        await admin.close()
+        await server.stop()

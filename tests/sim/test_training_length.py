@@ -92,7 +92,7 @@ def test_a_step_count_that_leaves_nothing_to_measure_is_refused(steps: int) -> N
                                  f"got {steps}: Megatron logs every 10th step, so fewer log none to measure (-1: no step limit)")
 
 
-@pytest.mark.parametrize("steps", [-1, 10, 50])
+@pytest.mark.parametrize("steps", [-1, 20, 50])
 def test_no_limit_and_enough_steps_are_taken(steps: int) -> None:
     certification_from_text("c.yaml", CERT.replace("STEPS", str(steps)), default_catalog())
 
@@ -141,11 +141,10 @@ def test_no_step_limit_needs_a_timeout_beyond_its_duration(options: str, refused
 
 
 @pytest.mark.parametrize("steps", [10, 15, 19])
-def test_the_least_step_count_the_catalog_allows_runs_without_a_speed_threshold(tmp_path: object, steps: int,
-                                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """maxSteps 10 to 19 logs step 10 alone, a warm-up step: a smoke run that passes a healthy fleet; with a TFLOP/s
-    threshold it is refused before anything is created (warm-up is no GPU's speed)."""
-    import json
+def test_a_step_count_that_logs_only_warm_up_is_refused_thresholds_or_not(tmp_path: object, steps: int,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """maxSteps 10 to 19 logs step 10 alone, a warm-up step: no goodput, TFLOP/s or step time, and no measurement is never
+    a pass. It was a smoke run that passed without a threshold; it is refused before anything is created, either way."""
     from pathlib import Path
 
     from nvcre_tui.cli import main
@@ -156,14 +155,37 @@ def test_the_least_step_count_the_catalog_allows_runs_without_a_speed_threshold(
             "  target: {nodeNames: [gpu-node-01, gpu-node-02]}\n  categories:\n    - domain: training\n"
             f"      variant: nemotron5-8b\n      options: {{maxSteps: {steps}THRESHOLD}}\n")
     argv = ["certification", "run", "--sim", "--cert-file", str(cert), "--wait", "--state", str(folder / "s.db"),
-            "--history", str(folder / "h.db"), "--results-file", str(folder / "r.json")]
-    cert.write_text(body.replace("THRESHOLD", ", thresholds: {avgTFLOPsPerGPU: 'value >= 100'}"))
-    assert main(argv) == 2
-    assert "logs none: give at least 20, or drop the threshold" in capsys.readouterr().err
-    cert.write_text(body.replace("THRESHOLD", ""))
-    assert main(argv) == 0
+            "--history", str(folder / "h.db")]
+    for threshold, named in ((", thresholds: {avgTFLOPsPerGPU: 'value >= 100'}", "avgTFLOPsPerGPU"),
+                             ("", "avgStepTimeSec and avgTFLOPsPerGPU and goodputRatio")):
+        cert.write_text(body.replace("THRESHOLD", threshold))
+        assert main(argv) == 2
+        assert (f"measures {named} on steps past warm-up (the first 10), and maxSteps {steps} logs none, which never passes: "
+                "give at least 20 (-1: no step limit)") in capsys.readouterr().err
+    assert not (folder / "s.db").exists() or "short" not in (folder / "s.db").read_bytes().decode("latin-1")
+
+
+def test_a_run_that_ends_in_warm_up_fails_unblamed_without_a_threshold(tmp_path: object) -> None:
+    """An exit duration that ends the run after its first (warm-up) interval measured nothing: without a threshold it
+    passed (a PASS of nothing measured); it fails validation, MeasurementUnavailable, no node blamed."""
+    import json
+    from pathlib import Path
+
+    from nvcre_tui.cli import main
+
+    folder = Path(str(tmp_path))
+    case = Path(__file__).resolve().parents[1] / "cases" / "scenarios" / "missing-measurement-short-training"
+    cert = folder / "cert.yaml"
+    cert.write_text((case / "cert.yaml").read_text().replace(', thresholds: {avgStepTimeSec: "value <= 30", goodputRatio: "value >= 0.9"}', ""))
+    assert "thresholds" not in cert.read_text()
+    argv = ["certification", "run", "--sim", "--scenario", str(case / "scenario.yaml"), "--cert-file", str(cert), "--wait",
+            "--state", str(folder / "s.db"), "--history", str(folder / "h.db"), "--results-file", str(folder / "r.json")]
+    assert main(argv) == 1
     report = json.loads((folder / "r.json").read_text())
-    assert (report["result"], report["failedNodes"]) == ("PASSED", [])
+    [category] = report["categories"]
+    assert (report["result"], report["failedNodes"], category["status"]) == ("FAILED", [], "Failed")
+    messages = " ".join(str(group) for group in category["failedGroups"])
+    assert "MeasurementUnavailable" in messages and "no goodputRatio, avgTFLOPsPerGPU or avgStepTimeSec measured" in messages
 
 
 @pytest.mark.parametrize(("steps", "refused"), [(10, True), (19, True), (20, False), (-1, False)])
@@ -177,8 +199,8 @@ def test_a_speed_threshold_needs_steps_past_warm_up(steps: int, refused: bool) -
     with pytest.raises(InputError) as caught:
         certification_from_text("c.yaml", text, default_catalog())
     assert str(caught.value) == (f"c.yaml: spec.categories[0].options.maxSteps: training/nemotron5-8b measures avgTFLOPsPerGPU "
-                                 f"on steps past warm-up (the first 10), and maxSteps {steps} logs none: give at least 20, "
-                                 "or drop the threshold")
+                                 f"on steps past warm-up (the first 10), and maxSteps {steps} logs none, which never passes: "
+                                 "give at least 20 (-1: no step limit)")
 
 
 def test_a_goodput_threshold_needs_steps_past_warm_up_too() -> None:
@@ -188,8 +210,8 @@ def test_a_goodput_threshold_needs_steps_past_warm_up_too() -> None:
     with pytest.raises(InputError) as caught:
         certification_from_text("c.yaml", text, default_catalog())
     assert str(caught.value) == ("c.yaml: spec.categories[0].options.maxSteps: training/nemotron5-8b measures avgStepTimeSec and "
-                                 "goodputRatio on steps past warm-up (the first 10), and maxSteps 10 logs none: give at least 20, "
-                                 "or drop the threshold")
+                                 "goodputRatio on steps past warm-up (the first 10), and maxSteps 10 logs none, which never passes: "
+                                 "give at least 20 (-1: no step limit)")
 
 
 def test_the_least_measured_steps_are_the_parsers_warm_up_and_interval() -> None:

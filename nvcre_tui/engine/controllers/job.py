@@ -375,6 +375,15 @@ async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus)
     thresholds = job_spec(job).get("thresholds") or {}
     # "passed, 7 of 8 tests skipped" stays visible; remarks are the MEASUREMENT_REMARKS condition's (_finish)
     completed = "; ".join(("workload completed", *(note for note in result.notes if note not in result.remarks)))
+    if not thresholds and result.unmeasured:
+        # A whole run that measured nothing (training of warm-up steps only: an exit duration that soon) proves nothing
+        # of these nodes, and no measurement is never a pass: it fails validation, no node blamed. (Thresholds on what
+        # it did not measure fail below, the same way, naming them.)
+        why = "; ".join(note for note in result.notes if note not in result.remarks)
+        await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result,
+                      validation=(MEASUREMENT_UNAVAILABLE, f"{result.unmeasured}{f' ({why})' if why else ''}; no node blamed"),
+                      validation_failed=True)
+        return None
     if not thresholds:
         await _finish(ctx, job, run, SUCCEEDED, WORKLOAD_COMPLETED, completed, [], measured=result)
         return None

@@ -37,6 +37,7 @@ class Measured:
     failure: MeasureFailure | None = None
     notes: tuple[str, ...] = ()  # qualifiers of a pass the report shows ("passed, 7 of 8 tests skipped")
     remarks: tuple[str, ...] = ()  # those of the notes that qualify what was measured whatever the verdict (Socket)
+    unmeasured: str | None = None  # a whole run that measured nothing (training: warm-up steps only): what, never a pass
     incomplete: str | None = None  # the output stops short of the run's end (cut off, or a run that died): why
     partial: str | None = None  # rows of the output left out of the measurements (nccl-tests rows skipped): which
 
@@ -77,6 +78,7 @@ def measure(parser: str, lines: Iterable[str], gpus: int | None = None) -> Measu
         failure=measured,
         notes=tuple(result.notes()),
         remarks=tuple(note for note in result.notes() if any(note.endswith(remark) for remark in getattr(result, "remarks", ()))),
+        unmeasured=getattr(result, "unmeasured", None) if getattr(result, "warmup_only", False) else None,
         # A run that exited 0 after its last step and printed an error then (teardown noise) is whole; one that
         # stopped short of its total, or nccl-tests rows no summary follows, is not.
         incomplete=getattr(result, "incomplete", None) if getattr(result, "stopped_short", True) else None,

@@ -119,13 +119,16 @@ LEAST_MEASURED_STEPS = 20
 
 
 def _too_short_for(options: CategoryOptions, entry: CatalogEntry) -> str | None:
-    """Why the category's maxSteps leaves its speed thresholds nothing to judge (every logged step warm-up), or None."""
-    speed = sorted(key for key in options.thresholds or {} if key in (GOODPUT, TFLOPS_PER_GPU, STEP_TIME) and key in entry.metrics)
+    """Why the category's maxSteps leaves it nothing to measure (every logged step warm-up), or None: such a run
+    measures no goodput, TFLOP/s or step time, and no measurement is never a pass (controllers/job.py), thresholds or
+    not; those its thresholds name are named."""
+    measured = [key for key in (GOODPUT, TFLOPS_PER_GPU, STEP_TIME) if key in entry.metrics]
+    named = sorted(key for key in options.thresholds or {} if key in measured)
     steps = options.max_steps
-    if not speed or steps is None or not 0 <= steps < LEAST_MEASURED_STEPS:
+    if not measured or steps is None or not WARMUP_STEPS <= steps < LEAST_MEASURED_STEPS:  # fewer log nothing: refused apart
         return None
-    return (f"{entry.key} measures {' and '.join(speed)} on steps past warm-up (the first {WARMUP_STEPS}), "
-            f"and maxSteps {steps} logs none: give at least {LEAST_MEASURED_STEPS}, or drop the threshold")
+    return (f"{entry.key} measures {' and '.join(named or sorted(measured))} on steps past warm-up (the first {WARMUP_STEPS}), "
+            f"and maxSteps {steps} logs none, which never passes: give at least {LEAST_MEASURED_STEPS} (-1: no step limit)")
 
 
 # Options of NVCRE's checkpoint restarts, which nvcre does not implement: set, they would change nothing.

@@ -18,7 +18,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from yaml.composer import ComposerError
@@ -27,9 +27,11 @@ from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
-from ..store.kube.client import Configuration, InClusterConfigLoader, KubeConfigLoader
 from .credential_fields import check_credential_fields
 from ...paths import NoHomeFolder, home, typed_path
+
+if TYPE_CHECKING:  # the client itself is imported when a cluster is loaded: a simulated run or --help never pays for it
+    from ..store.kube.client import Configuration, KubeConfigLoader
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
 
@@ -244,6 +246,8 @@ def _server_problem(server: str) -> str | None:
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                            namespace: str | None) -> KubeTarget:
+    from ..store.kube.client import Configuration, KubeConfigLoader
+
     merged = merge_kubeconfigs(paths)
     chosen, body = _choose_context(merged, context, where)
     configuration = Configuration()
@@ -310,6 +314,8 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
 
 
 def _from_service_account(directory: Path, environ: Mapping[str, str], namespace: str | None) -> KubeTarget:
+    from ..store.kube.client import Configuration, InClusterConfigLoader
+
     configuration = Configuration()
     loader = InClusterConfigLoader(token_filename=str(directory / "token"), cert_filename=str(directory / "ca.crt"),
                                    environ=dict(environ))

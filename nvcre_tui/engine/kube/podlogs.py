@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.engine.api.bodies import pod_status
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
@@ -20,8 +20,10 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError
 from nvcre_tui.engine.store.kube.answers import Subject
 from nvcre_tui.engine.store.kube.paths import object_path
-from nvcre_tui.engine.store.kube.transport import Transport
 from nvcre_tui.engine.store.protocol import POD
+
+if TYPE_CHECKING:  # a type only: the runner that imports this module runs simulated runs too, without the client
+    from nvcre_tui.engine.store.kube.transport import Transport
 
 __all__ = ["PodLogReader", "PodLog", "PodLogSource"]
 

@@ -11,6 +11,7 @@ import math
 
 import operator
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -85,7 +86,19 @@ _CEL_TYPE_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (ct.TypeType, "type"), (type(None), "null_type"),
 )
 
-_ENVIRONMENT = celpy.Environment()
+
+# celpy.Environment() sets the interpreter's recursion limit to 2500 (CEL's nesting minimum). Made at import, it did so
+# for every process, and the readers that catch RecursionError (JSON 1000 to 2500 deep parses, then is refused by its
+# depth check in other words) ran at that limit: kept so at import, now that the environment waits for an expression.
+CEL_RECURSION_LIMIT = 2500
+sys.setrecursionlimit(CEL_RECURSION_LIMIT)
+
+
+@functools.cache
+def _environment() -> celpy.Environment:
+    """The one CEL environment, made at the first expression: building its parser (the Lark grammar) costs about
+    0.1 s of CPU, which every command paid at start, `--help` and a simulated `list` that judge nothing included."""
+    return celpy.Environment()
 
 
 def cel_type_name(result: Any) -> str:
@@ -231,7 +244,7 @@ def _not_finite(tree: lark.Tree, variable: str) -> tuple[lark.Tree, float] | Non
     """The first constant operand that comes out as infinity or NaN, with its value: a bound no measurement can be
     compared with (every comparison with NaN is false: a threshold that fails every node, healthy or not)."""
     for operand in constant_operands(tree, variable):
-        result, error = evaluate(_ENVIRONMENT.program(operand, functions=FUNCTIONS), {})
+        result, error = evaluate(_environment().program(operand, functions=FUNCTIONS), {})
         if error is None and isinstance(result, float) and not isinstance(result, bool) and not math.isfinite(result):
             return operand, float(result)
     return None
@@ -272,7 +285,7 @@ def build_program(expression: str, variable: str, *, number: bool = False) -> ce
         )
     quoted = one_line(expression)
     try:
-        tree = _ENVIRONMENT.compile(expression)
+        tree = _environment().compile(expression)
     except celpy.CELParseError as err:
         raise CelExpressionError(f'invalid CEL expression "{quoted}": {_parse_reason(err)}') from None
     except RecursionError:
@@ -301,7 +314,7 @@ def build_program(expression: str, variable: str, *, number: bool = False) -> ce
         misuse = next(iter(number_misuses(tree, variable)), None)
         if misuse is not None:
             raise CelExpressionError(f'CEL expression "{quoted}" cannot be evaluated: {variable} is a number, {misuse}')
-    return _ENVIRONMENT.program(tree, functions=FUNCTIONS)
+    return _environment().program(tree, functions=FUNCTIONS)
 
 
 def evaluate(program: celpy.Runner, activation: Mapping[str, Any]) -> tuple[Any, Exception | None]:

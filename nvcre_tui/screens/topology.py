@@ -130,6 +130,7 @@ class TopologyScreen(NvcreScreen):
         self._states = states
         narrowing = narrowing_set(snapshot, states, self.certification) if any(s == "suspect" for s, _ in states.values()) else []
         self._narrowing = set(narrowing)
+        rack_map.set_words({name: state_word(states[name][0], name, narrowing) for name in narrowing if name in states})
         self.query_one(Legend).set_words({NodeState.SUSPECT: suspect_legend(states, narrowing)})
         faults = [f for f in infrastructure_faults(snapshot, self.certification) if f.topology_key == self._key and f.localised]
         rack_map.set_domain_marks(clique_marks(faults, self._key))

@@ -30,7 +30,7 @@ from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
                                    categories_waiting_for_nodes, certification_nodes, clique_marks, deleting_result, failure_rows, fault_rows, infrastructure_faults,
-                                   node_domain, node_states, same_objects, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
+                                   node_domain, node_states, same_objects, state_word, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
                                    waiting_to_start)
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
@@ -304,6 +304,7 @@ class WallScreen(NvcreScreen):
         warning = self.nvcre.store_warning()
         self._say("#title", Text("   ".join([*([warning] if warning else []), title, "  ".join(self.nvcre.calm_badges())])))
         rack_map = self._show_map(snapshot, every)
+        rack_map.set_words({name: state_word(states[name][0], name, suspicion) for name in suspicion})  # its tooltip, as the legend
         faults = infrastructure_faults(snapshot, self.current) if self.current else []
         rack_map.set_domain_marks(clique_marks(faults, LABEL_GPU_CLIQUE))
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass). A link two

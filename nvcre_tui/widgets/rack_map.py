@@ -130,6 +130,7 @@ class RackMap(ScrollView, can_focus=True):
         self._cursor: str | None = None
         self._marks: dict[str, str] = {}
         self._domain_marks: dict[str, str] = {}
+        self._words: dict[str, str] = {}
         self.set_nodes(cells)
 
     # ---- data in -------------------------------------------------------------------------------------
@@ -170,6 +171,12 @@ class RackMap(ScrollView, can_focus=True):
             self._domain_marks = dict(marks)
             self._strips.clear()
             self.refresh()
+
+    def set_words(self, words: Mapping[str, str]) -> None:
+        """Say these nodes' states in these words in the tooltip (the others by their state's name): a running
+        diagnosis's narrowing set, drawn !, is `under suspicion` (views.state_word), as the legend beside the map says.
+        Nothing is drawn from them."""
+        self._words = dict(words)
 
     @property
     def domain_marks(self) -> dict[str, str]:
@@ -436,4 +443,5 @@ class RackMap(ScrollView, can_focus=True):
         if cell is None:
             self.tooltip = None
         else:
-            self.tooltip = f"{cell.name} · {cell.domain} · {cell.state.glyph} {cell.state.value}\n{cell.detail}".strip()
+            said = self._words.get(cell.name, cell.state.value)
+            self.tooltip = f"{cell.name} · {cell.domain} · {cell.state.glyph} {said}\n{cell.detail}".strip()

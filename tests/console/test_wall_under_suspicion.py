@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from textual.pilot import Pilot
 from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
@@ -25,6 +26,17 @@ from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.rack_map import RackMap
 
 from .harness import DIAGNOSE, session_with
+
+
+async def hovered(pilot: Pilot[None], node: str) -> str:
+    """The state its tooltip says for `node` with the mouse over its cell ("! suspect" beside a legend reading
+    "! under suspicion")."""
+    rack_map = pilot.app.screen.query_one(RackMap)
+    x, y = rack_map._layout.positions[node]
+    await pilot.hover(rack_map, offset=(x + 1 - rack_map.scroll_offset.x, y - rack_map.scroll_offset.y))
+    tooltip = str(rack_map.tooltip or "")
+    assert tooltip.startswith(f"{node} · "), tooltip
+    return tooltip.split("\n")[0].split(" · ")[2]
 
 
 async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_apart() -> None:
@@ -55,6 +67,7 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
         entries = {entry.subject: entry.text for entry in app.screen.query_one("#failures", FittedList).entries}
         assert f"! {UNDER_SUSPICION}" in legend and "! suspect " not in f"{legend} ", legend
         assert suspicion and not any(re.search(r"\bsuspect\b", entries[node]) for node in suspicion), entries
+        assert await hovered(pilot, suspicion[0]) == f"! {UNDER_SUSPICION}"  # the map's tooltip, in the legend's words
         await app.push_screen(TopologyScreen())
         await pilot.pause()
         assert isinstance(app.screen, TopologyScreen)
@@ -63,6 +76,7 @@ async def test_the_wall_counts_suspects_as_the_list_does_and_the_narrowing_set_a
         await pilot.pause()
         explained = str(app.screen.query_one("#explain", Static).render())
         assert explained.startswith(f"{suspicion[0]}: ! {UNDER_SUSPICION}"), explained
+        assert await hovered(pilot, suspicion[0]) == f"! {UNDER_SUSPICION}"
         # The node screen's Node line too: it read "! suspect" above a Why and a Result saying under suspicion.
         await app.push_screen(NodeScreen(suspicion[0]))
         await pilot.pause()

@@ -40,7 +40,6 @@ RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed"
 
 
 MIN_NAME = 16  # the fewest cells a certification's name keeps in the table, cut in its middle
-RUNNING_KEPT = len("nccl-all-reduce")  # the cells of Running a long name leaves it
 
 
 def cut_middle(text: str, width: int) -> str:
@@ -94,6 +93,12 @@ def fit_names(names: Sequence[str], width: int) -> str:
             break
         cut += character
     return f"{cut.rstrip()}…{tail}"
+
+
+def first_whole(names: Sequence[str]) -> int:
+    """The cells `names` need to show the first of them whole and count the rest ("· nccl-all-reduce, +2"): what a
+    long certification name leaves the Running column, as far as MIN_NAME allows."""
+    return cell_len(names[0]) + cell_len(f", +{len(names) - 1}") if len(names) > 1 else sum(map(cell_len, names))
 
 
 def running_again(state: NodeState, counts: dict[str, int]) -> str:
@@ -236,9 +241,10 @@ class DashboardScreen(NvcreScreen):
         natural = [max([cell_len(COLUMNS[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(COLUMNS) - 1)]
         width = table.scrollable_content_region.width if table.size.width else self.app.size.width  # not laid out yet: the screen's
         # A long name (a Kubernetes name runs to 253 characters) took the row: on 80 columns Runtime, Age and Running
-        # were off the right edge. It keeps what the other columns and RUNNING_KEPT cells of Running leave, at least
-        # MIN_NAME cells.
-        named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - RUNNING_KEPT))
+        # were off the right edge. It keeps what the other columns and the first running category's whole name leave
+        # (first_whole), at least MIN_NAME cells: beside "diagnose-and-train" Running read "· nccl-all-red…".
+        kept = max([cell_len(COLUMNS[-1]), *(first_whole(cells[-1]) for cells in rows.values())])
+        named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - kept))
         others = named + sum(natural[1:]) + padding * (len(COLUMNS) - 1)
         room = max(width - others - padding, cell_len(COLUMNS[-1]))
         fitted = {name: (cut_middle(cells[0], named), *cells[1:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}

@@ -67,13 +67,15 @@ async def test_the_running_column_fits_whole_names_at_80_columns() -> None:
 
 async def test_the_one_running_category_is_named_beside_a_long_certification_name_at_80_columns() -> None:
     """DIAGNOSE_AND_TRAIN at 80x24 while its all-reduce waits for pods: the Running column (15 cells beside
-    "diagnose-and-train") read "+1", hiding the one category that ran (found watching it at 80x24)."""
+    "diagnose-and-train") read "+1", hiding the one category that ran (found watching it at 80x24), then
+    "· nccl-all-red…" where README says whole names: the certification's name gives up the 2 cells, cut in its middle."""
     from .harness import DIAGNOSE_AND_TRAIN
 
     app = NvcreApp(session=await session_run_for(DIAGNOSE_AND_TRAIN, 60), live=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         table = app.screen.query_one("#certs", DataTable)
-        cell = str(table.get_row("diagnose-and-train")[-1])
-        assert cell.startswith("· nccl-all") and cell.endswith("…"), cell
+        name, *_, cell = (str(shown) for shown in table.get_row("diagnose-and-train"))
+        assert cell == "· nccl-all-reduce", cell
+        assert name.startswith("diagnose") and name.endswith("-train") and "…" in name and len(name) >= 16, name
         assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"

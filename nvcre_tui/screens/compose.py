@@ -50,7 +50,9 @@ class ComposeScreen(OwnToasts, NvcreScreen):
         Binding("ctrl+n", "add_threshold", "Add threshold", show=False, id="compose.add_threshold", tooltip="A new global threshold row (metric + CEL)"),
         Binding("escape", "back", "Back", id="compose.back", tooltip="Leave (a changed form asks before it is discarded)"),
         # Its fields take `?` and `q` as text: F1 is how this screen's keys are found (the app's binding, in the footer here).
-        Binding("f1", "app.help", "Keys", id="compose.help", tooltip="Every key binding"),
+        # `?` too, one action with it, so that the footer says one: out of a field it read both "? Keys" (the app's
+        # binding) and "f1 Keys". `?` first: said there as on every screen; in a field, which types it, F1.
+        Binding("question_mark,f1", "app.help", "Keys", id="compose.help", tooltip="Every key binding"),
         NO_COMMAND_BAR,
     ]
     DEFAULT_CSS = FIELD_CSS + """

@@ -14,6 +14,7 @@ import yaml
 from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Input, Label, Select, SelectionList, Static
+from textual.widgets._footer import FooterKey
 from textual.widgets._select import InvalidSelectValueError
 
 from nvcre_tui.app import NvcreApp
@@ -459,6 +460,27 @@ class TestLeaving:
             await pilot.press("y")
             await pilot.pause()
             assert app.return_code == 0
+
+    async def test_the_footer_offers_one_key_for_the_keys_wherever_focus_is(self) -> None:
+        """Out of a text field (the category list) the footer read both "f1 Keys" and "? Keys" (the app's binding
+        beside this screen's F1): "? Keys" alone there, as on every screen; in a field `?` is text, "f1 Keys". Both
+        keys open them out of a field."""
+        from nvcre_tui.screens.help import HelpScreen
+
+        app = await open_compose()
+        async with app.run_test(size=(160, 40)) as pilot:
+            screen = await push_compose(app, pilot)
+            for focused, said in ((screen.query_one("#name", Input), "f1"), (screen.query_one("#categories", SelectionList), "?")):
+                focused.focus()
+                await pilot.pause()
+                keys = [(key.key_display, key.description) for key in screen.query(FooterKey) if key.description == "Keys"]
+                assert keys == [(said, "Keys")], (focused.id, keys)
+            for key in ("question_mark", "f1"):
+                await pilot.press(key)
+                await pilot.pause()
+                assert isinstance(app.screen, HelpScreen), key
+                app.pop_screen()
+                await pilot.pause()
 
     async def test_quitting_with_an_unchanged_form_does_not_ask(self) -> None:
         app = await open_compose()

@@ -78,7 +78,8 @@ def said(row: FailureRow) -> str:
     engine's message carries them at 4 decimals after its own words, cut off on the wall), else the message; the
     category last. A failed workload is said by its reason, as the failures pane says it, with the diagnosis's verdict
     where one convicted it ("WorkloadFailed: intermittent, failed 4 of 5 tests"), else the gist of its message: the rest
-    is the engine's raw words (a tool's output line, a peer's address, an exit code), unreadable across a room."""
+    is the engine's raw words (a tool's output line, a peer's address, an exit code), unreadable across a room. The
+    category as the failures pane says it: the others that blamed the node counted ("· communication/nccl-all-reduce +2")."""
     convicted = conviction_said(row.message)
     if row.measured != "-":  # with the verdict where a diagnosis convicted it, as the report says it ("diagnose: faulty")
         shown = f"{convicted.split(',', 1)[0]}, {row.measured}" if convicted else row.measured
@@ -87,7 +88,7 @@ def said(row: FailureRow) -> str:
     else:
         shown = row.message
     text = f"{row.reason}: {shown}" if shown else row.reason
-    return f"{text} · {row.category}" if row.category else text
+    return f"{text} · {row.categories_said}" if row.category else text  # "+2": as the failures pane counts the others
 
 
 def said_unblamed(row: FailureRow) -> str:

@@ -117,3 +117,8 @@ def test_a_failed_workload_is_said_by_its_reason_and_verdict_not_the_engine_mess
     # Other reasons keep their message (an operator's words: the timeout, the XID), a measured value its value.
     timeout = FailureRow("gpu-node-02", category, "Timeout", "-", "no result within timeoutPerJob 3m (ran 3m00s)", "wf", None)
     assert said(timeout) == f"Timeout: no result within timeoutPerJob 3m (ran 3m00s) · {category}"
+    # Blamed by three categories: the wall named the first alone where the failures pane reads "... +2".
+    thrice = FailureRow("gpu-node-02", category, "Timeout", "-", "no result within timeoutPerJob 3m (ran 3m00s)", "wf", None,
+                        also=("communication/nccl-all-gather", "diagnostics/dcgm-level4"))
+    assert said(thrice) == f"Timeout: no result within timeoutPerJob 3m (ran 3m00s) · {category} +2" == \
+        f"Timeout: no result within timeoutPerJob 3m (ran 3m00s) · {thrice.categories_said}"

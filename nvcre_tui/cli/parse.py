@@ -22,7 +22,7 @@ from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
 from nvcre_tui.engine.inputs.read import TERMINAL_ADVICE, open_binary, stdin_is_terminal
-from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE
+from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, stored_value
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
@@ -155,7 +155,10 @@ def run_parse(args: argparse.Namespace) -> int:
     result = read_result(args.kind, args.file)
     with verdict_output():  # a reader gone (`| head`): the exit code is still the verdict's
         if args.output == "json":
-            print(to_json(result.to_dict()))
+            data = result.to_dict()
+            if "measurements" in data:  # as the engine stores them (and the report shows them), not the float noise of an average
+                data["measurements"] = {name: stored_value(value) for name, value in result.measurements().items()}
+            print(to_json(data))
         else:
             _print_table(result)
     return EXIT_FAILED if _failed(result) else EXIT_OK
@@ -180,9 +183,13 @@ def _failed(result: ParseResult) -> str | None:
 
 
 def _fmt(value: Any) -> str:
+    """A cell; a float as the engine stores a measurement (stored_value) before it is rounded: the raw average of two
+    cycles' 467.08 and 467.49 is 467.28499999999997, and read 467.28 here where the report, from the stored 467.285,
+    says 467.29."""
     if value is None:
         return "-"
     if isinstance(value, float):
+        value = stored_value(value)
         return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
     return str(value)
 

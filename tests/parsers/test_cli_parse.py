@@ -128,3 +128,48 @@ def test_nccl_rows_all_invalid_exit_2_naming_them(capsys: pytest.CaptureFixture[
     code, out, err = run(capsys, "nccl", str(path))
     assert (code, out) == (2, "")
     assert err == f"{path}: no valid nccl-tests result rows: 1 row skipped: algbw inf, busbw inf at size 2097152 B (line 2)\n"
+
+
+# Two cycles of two sizes: the largest's out-of-place busbw (the 8th column, what busBandwidthGBps takes the max of over
+# the per-size averages) is 1.11 then 1.12, whose average is 1.1150000000000002: 1.12 at two decimals, where the engine
+# stores 1.115 (stored_value, 12 significant digits) and the report says 1.11.
+TWO_CYCLES = """# nccl-tests version 2.19.6 nccl-headers=22903 nccl-library=22903
+# Collective test starting: all_reduce_perf
+# nThread 1 nGpus 1 minBytes 8388608 maxBytes 33554432 step: 4(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid   5100 on    gpu-n01 device  0 [0000:18:00] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid   5101 on    gpu-n01 device  1 [0000:2a:00] NVIDIA H100 80GB HBM3
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+     8388608       2097152     float     sum      -1   9000.0    0.93    0.93       0   9000.0    0.93    0.93       0
+    33554432       8388608     float     sum      -1  30000.0    1.11    1.11       0  30000.0    1.11    1.11       0
+     8388608       2097152     float     sum      -1   9000.0    0.93    0.93       0   9000.0    0.93    0.93       0
+    33554432       8388608     float     sum      -1  30000.0    1.12    1.12       0  30000.0    1.12    1.12       0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 1.0225
+#
+# Collective test concluded: all_reduce_perf
+"""
+
+
+def test_measurements_read_as_the_engine_stores_them(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`nvcre parse nccl` formatted the raw average of the cycles (1.1150000000000002: "1.12") where the engine stores
+    1.115 and the report says 1.11; its JSON measurements carried the float noise the engine drops."""
+    from nvcre_tui.engine.judging.measure import measure
+    from nvcre_tui.engine.parsers import PARSERS
+
+    path = tmp_path / "two-cycles.log"
+    path.write_text(TWO_CYCLES)
+    assert PARSERS["nccl"](io.StringIO(TWO_CYCLES)).measurements()["busBandwidthGBps"] == 1.1150000000000002  # the noise
+    stored = measure("nccl", TWO_CYCLES.splitlines()).measurements
+    assert stored["busBandwidthGBps"] == 1.115
+    code, out, _ = run(capsys, "nccl", str(path))
+    summary = dict(line.split(None, 1) for line in out.splitlines() if line.startswith(("busBandwidthGBps", "algBandwidthGBps")))
+    assert code == 0 and summary["busBandwidthGBps"] == "1.11", out
+    largest = next(line.split() for line in out.splitlines() if line.lstrip().startswith("33554432"))
+    assert largest[4] == "1.11", largest  # the per-size busbw the metric is the max of, read alike
+    code, out, _ = run(capsys, "nccl", str(path), "-o", "json")
+    assert code == 0 and json.loads(out)["measurements"] == stored

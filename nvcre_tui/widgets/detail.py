@@ -14,10 +14,11 @@ from rich.text import Text
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
 from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history import queries
 from nvcre_tui.engine.judging.results import job_failures
+from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.parsers.measurements import shown_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.logtail import nccl_average_note
@@ -87,6 +88,21 @@ def conditions_line(obj: Obj) -> tuple[str, str, str]:
     return phase, found.get("reason", ""), found.get("message", "")
 
 
+def log_tail_lines(lines: Sequence[str]) -> tuple[list[str], str]:
+    """A failure log's lines for the detail pane, without their kubelet timestamps, and the times they span said
+    once ("from 2026-01-01T00:07:44Z to 00:07:48Z"; "" when none carries one): each line's own 31-character stamp
+    wrapped a row of nccl-tests onto three lines of the pane. The log pane (`l`, `t`) has every line's time."""
+    split = [split_kubelet_prefix(line) for line in lines]  # a stamp's shape that is no time (month 13): cut, not timed
+    times = [stamp for stamp, _ in split if stamp is not None]
+    stripped = [rest for _, rest in split]
+    if not times:
+        return stripped, ""
+    first, last = format_time(min(times)), format_time(max(times))
+    if first == last:
+        return stripped, f"at {first}"
+    return stripped, f"from {first} to {last.split('T', 1)[1] if last[:10] == first[:10] else last}"
+
+
 def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None) -> Text:
     """A Job (optionally focused on one node of it); `now` times a running one. `verdicts`: its category's diagnosis's
     (node -> verdict): each failure says it where one decided the node, as the report's failed groups do, else that a
@@ -123,7 +139,10 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
         code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
         where = f" on {log['nodeName']}" if log.get("nodeName") else ""  # a group's value below threshold names no node
         text.append(shown(f"Failure log ({log.get('podName')}{where}{code})") + "\n", style="bold")
-        for line in log["tail"].splitlines()[-15:]:
+        lines, span = log_tail_lines(log["tail"].splitlines()[-15:])
+        if span:
+            text.append(f"  {span}\n", style="dim")
+        for line in lines:
             text.append(f"  {shown(line)}\n", style="dim")
         if note := nccl_average_note(log["tail"]):  # the measurement above is not the tail's own average
             text.append(f"  {shown(note)}\n", style="italic")

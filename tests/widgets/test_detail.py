@@ -88,3 +88,27 @@ def test_a_failure_the_diagnosis_decided_says_its_verdict_not_the_groups_suspici
                     "gpu-node-03: ThresholdViolation (suspect: its whole group failed together, no node named) — measured 162.36"], rows
     focused = job_detail(job, "gpu-node-01", verdicts=verdicts).plain
     assert "cleared by the diagnosis: healthy" in focused and "suspect" not in focused, focused
+
+
+def test_a_failure_logs_kubelet_times_are_said_once_not_on_every_line() -> None:
+    """Each line of the tail began with its kubelet timestamp (31 characters): in the drill-down's detail pane a row of
+    nccl-tests wrapped onto three lines. The lines show without it, the times they span once above them (an offset
+    read as UTC); a line without one is shown as it is, one whose stamp is no time (month 13) is not timed."""
+    tail = "\n".join([
+        "2026-03-02T10:15:04.925456789Z      8388608       2097152     float     sum      -1    58.91  142.40  249.20       0",
+        "2026-03-02T03:15:05.147456789-07:00     33554432       8388608     float     sum      -1   150.87  222.41  389.21       0",
+        "# Out of bounds values : 0 OK",
+        "2026-13-45T10:15:05.3Z # Avg bus bandwidth    : 387.038",
+    ])
+    conditions = [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}]
+    job = {"metadata": {"name": "j"}, "spec": {},
+           "status": {"conditions": conditions, "failureLog": {"podName": "launcher", "nodeName": "gpu-n01", "exitCode": 0, "tail": tail}}}
+    lines = job_detail(job).plain.splitlines()
+    shown = lines[lines.index("Failure log (launcher on gpu-n01, exit 0)") + 1:]
+    assert shown[:5] == ["  from 2026-03-02T10:15:04Z to 10:15:05Z",
+                         "  8388608       2097152     float     sum      -1    58.91  142.40  249.20       0",
+                         "  33554432       8388608     float     sum      -1   150.87  222.41  389.21       0",
+                         "  # Out of bounds values : 0 OK",
+                         "  # Avg bus bandwidth    : 387.038"], shown
+    unstamped = {**job, "status": {"conditions": conditions, "failureLog": {"podName": "launcher", "tail": "# Out of bounds values : 0 OK"}}}
+    assert job_detail(unstamped).plain.splitlines()[-1] == "  # Out of bounds values : 0 OK"

@@ -2,7 +2,8 @@
 
 Only one engine reconciles at a time: the command queues for the `nvcre-engine` Lease, runs the engine
 while it holds it, and exits (code 1) when it loses it, so the Deployment restarts it into the queue.
-It exits 2 once its CRDs are given another nvcre's schema while it runs (KubeSession.guard_schema).
+It exits 2 once its CRDs are given another nvcre's schema while it runs (KubeSession.guard_schema), or once nvcre was
+uninstalled under it (`setup reset`: the Lease lost with its namespace or the CRDs gone).
 SIGTERM stops the engine and releases the Lease.
 
 Workloads are real pods (the Kubernetes runner: Kubeflow Trainer TrainJobs, or batch/v1 Jobs without the
@@ -126,7 +127,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     from nvcre_tui.engine.metrics import EngineMetrics
     from nvcre_tui.engine.planning.catalog_load import default_catalog
     from nvcre_tui.engine.sim.scenario import default_scenario, load_scenario
-    from nvcre_tui.engine.kube.installs import install_namespaces, lease_namespace_closing, not_installed, terminating
+    from nvcre_tui.engine.kube.installs import (install_namespaces, lease_namespace_closing, not_installed, terminating,
+                                                 uninstalled)
     from nvcre_tui.engine.store.errors import Forbidden, NamespaceTerminating, NotFound, StoreError
     from nvcre_tui.engine.store.protocol import LEASE
 
@@ -148,13 +150,15 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         if (why := await lease_namespace_closing(session.engine_kube, namespace)) is not None:
             raise InputError(f"{target.server}: {why}")
         identity = args.identity or os.environ.get("POD_NAME") or engine_identity("controller")
-        lease = EngineLease(session.engine_kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
+        kube = session.engine_kube
+        lease = EngineLease(kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
         try:
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                         on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache,
-                                        guard=session.guard_schema).run()
+                                        guard=session.guard_schema,
+                                        gone=lambda: uninstalled(kube, namespace)).run()
         except NamespaceTerminating:  # a create there is refused (403) until it is gone: it was printed every 2 s for ever
             raise InputError(f"{target.server}: {terminating(namespace, await install_namespaces(session.kube))}") from None
         except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever

@@ -50,6 +50,9 @@ class ControllerLoop:
     # Run beside the engine while the Lease is held: returns why the engine stopped for good once it stopped it (its CRDs
     # given another nvcre's schema: KubeSession.guard_schema), or None when it has nothing to guard.
     guard: Callable[[], Coroutine[Any, Any, str | None]] | None = None
+    # Asked once the Lease is lost: why the engine cannot go on here at all (nvcre uninstalled under it: `setup reset`),
+    # or None (another engine took the Lease, the API server went away).
+    gone: Callable[[], Coroutine[Any, Any, str | None]] | None = None
 
     async def acquire(self) -> None:
         """Return once we hold the Lease; say who holds it while we wait."""
@@ -175,6 +178,14 @@ class ControllerLoop:
                 break
             if engine in done and (failure := engine.exception()) is not None:
                 raise failure
+            if lost.is_set() and self.gone is not None:
+                try:
+                    uninstalled = await self.gone()
+                except StoreError:
+                    uninstalled = None
+                if uninstalled is not None:  # not a Lease to queue for again: its pod would restart into the start check
+                    self.log(uninstalled)
+                    return STOPPED_EXIT
             why = f" ({self.lease.lost_why})" if self.lease.lost_why else ""
             self.log(f"lost the engine lease{why}: stopping the engine" if lost.is_set() else "engine stopped")
             return LOST_LEASE_EXIT if lost.is_set() else 0

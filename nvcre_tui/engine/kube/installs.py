@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
 __all__ = ["INSTALL_FLAG", "InstallRefused", "LiveEngine", "finalize_command", "install_namespaces", "installs_with", "is_install", "lease_namespace_closing", "live_engines", "not_installed",
-           "require_install", "terminating"]
+           "require_install", "terminating", "uninstalled"]
 
 INSTALL_FLAG = "--install-namespace"  # the one name of the setting everywhere (setup's -n, controller's --lease-namespace: aliases)
 
@@ -187,3 +187,37 @@ async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> l
         if holder is not None and holder.live:
             engines.append(LiveEngine(lease["metadata"].get("namespace") or "", holder.identity, holder.version))
     return sorted(engines, key=lambda engine: engine.namespace)
+
+
+async def uninstalled(store: ResourceStore, namespace: str) -> str | None:
+    """One line once nvcre is no longer installed where an engine ran (`setup reset`, a deleted install namespace): its
+    namespace gone or being deleted, or none of the nvcre CRDs left; None when it still is, or this store may not tell
+    (a Forbidden, the API server away). What a lost engine Lease is checked against: "lost the engine lease (...
+    namespace not found)" read as another engine's doing, or the API server's."""
+    from nvcre_tui.engine.kube.install import install_crds
+    from nvcre_tui.engine.store.protocol import CRD
+
+    gone: list[str] = []
+    try:
+        found = await store.get(NAMESPACE, namespace)
+        if found["metadata"].get("deletionTimestamp"):
+            gone.append(f"its namespace {namespace} is being deleted")
+    except NotFound:
+        gone.append(f"its namespace {namespace} is gone")
+    except StoreError:
+        pass
+    crds = install_crds()
+    missing = 0
+    for crd in crds:
+        try:
+            await store.get(CRD, crd["metadata"]["name"])
+        except NotFound:
+            missing += 1
+        except StoreError:
+            break
+    if missing == len(crds):
+        gone.append("the nvcre CRDs are gone")
+    if not gone:
+        return None
+    return (f"nvcre was uninstalled under the engine ({'; '.join(gone)}: `nvcre setup reset`?): stopping the engine; "
+            f"`nvcre setup init` installs it again")

@@ -1,0 +1,35 @@
+"""`nvcre setup reset --force` under a running `nvcre controller`, over real HTTP against the emulator."""
+
+from __future__ import annotations
+
+import asyncio
+
+from nvcre_tui.engine.lease import EngineLease
+from nvcre_tui.engine.store import LEASE, NotFound
+from tests.kube.cluster import until
+from tests.kube.test_install_namespace import _controller
+from tests.kube.test_setup import admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
+
+
+async def test_the_controller_says_nvcre_was_uninstalled_and_exits_2_after_a_forced_reset(server, kubeconfig, admin, capsys) -> None:
+    """It logged "lost the engine lease (not renewed for 2s: ... namespaces "nvcre-system" not found)" and exited 1, as
+    for a Lease another engine took: a Deployment restarts into the queue for it, and the line reads as the API server's
+    or another engine's doing. It says nvcre was uninstalled, and exits 2 as a controller that finds no install at start."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    controller = _controller(kubeconfig, "--identity", "ctl-1")
+
+    async def held() -> bool:
+        try:
+            return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
+        except NotFound:
+            return False
+
+    await until(held)
+    code, _, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert await asyncio.wait_for(controller, 20) == 2
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+    assert said[-1] == ("nvcre controller: nvcre was uninstalled under the engine (its namespace nvcre-system is gone; the "
+                        "nvcre CRDs are gone: `nvcre setup reset`?): stopping the "
+                        "engine; `nvcre setup init` installs it again")
+    assert not [line for line in said if "lost the engine lease" in line]

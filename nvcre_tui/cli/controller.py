@@ -138,9 +138,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
     scenario = (load_scenario(args.scenario) if args.scenario else default_scenario()) if args.sim_runner else None
     namespace = args.install_namespace or INSTALL_NAMESPACE
     metrics = EngineMetrics()
-    if args.metrics_port:  # before the cluster is asked anything: a port in use or an unknown address is bad input
-        port = _serve_metrics(metrics, args.metrics_port, args.metrics_addr)
-        _log(f"metrics on http://{args.metrics_addr}:{port}/metrics")
+    # before the cluster is asked anything: a port in use or an unknown address is bad input
+    port = _serve_metrics(metrics, args.metrics_port, args.metrics_addr) if args.metrics_port else 0
     session: KubeSession | None = None
     try:
         session = await KubeSession.open(target, default_catalog(), clock=clock, scenario=scenario, metrics=metrics,
@@ -154,6 +153,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
         lease = EngineLease(kube, wall, namespace, identity, args.lease_duration, runner=session.runner_kind)
         runs = f"simulated fleet {scenario.name}" if scenario else "real pods (Kubernetes runner)"
         _log(f"cluster {target.server} ({target.source}); workloads: {runs}")
+        if port:  # said once started: a pod's log named where to scrape an engine its start checks refused
+            _log(f"metrics on http://{args.metrics_addr}:{port}/metrics")
         try:
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                         on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache,

@@ -1,5 +1,5 @@
 """A test kubelet for the API-server emulator: plays kube-scheduler, kubelet, the GPUs, and the controllers
-that turn a workload object into pods (Kubeflow Trainer / JobSet for a TrainJob, the Job controller for a
+that turn a workload object into pods (Kubeflow Trainer / JobSet for a TrainJob, the Job controller, which writes its status.startTime, for a
 batch Indexed Job), for nvcre's workloads only. Test code: kept minimal.
 
 Pods go Pending -> Running -> Succeeded / Failed on the timeline the simulator's physics gives the run
@@ -109,11 +109,18 @@ class TestKubelet:
                 if kind is TRAINJOB and any(f.kind == "trainjob-refused" for f in self.faults):
                     await self._refuse(workload)
                     continue
+                if kind is BATCH_JOB and not (workload.get("status") or {}).get("startTime"):
+                    await self._sync(workload)
                 played = await self._load(kind, workload)
                 if played is not None:
                     waits.append(await self._play(played))
         await self._finish_deletes()
         return max(min(waits), 0.001)
+
+    async def _sync(self, job: Obj) -> None:
+        """What the Job controller writes as it first syncs a batch Job (not suspended): its status.startTime."""
+        await self.store.patch_status(BATCH_JOB, job["metadata"]["name"], job["metadata"]["namespace"],
+                                      {"startTime": format_time(self.clock.now())})
 
     async def _refuse(self, workload: Obj) -> None:
         """What the Trainer's controller does with a TrainJob whose runtime it does not support: Failed, no pods."""

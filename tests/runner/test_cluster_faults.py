@@ -364,3 +364,18 @@ def test_a_trainjob_admitted_after_the_placement_grace_runs_and_passes(tmp_path:
     monkeypatch.setattr(kubelet_module.TestKubelet, "_advance", advance)
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, mutators={("trainer.kubeflow.org", "trainjobs"): _suspend}))
     assert "bound" in moments and report["result"] == "PASSED", _job(objects)["status"]["conditions"]
+
+
+def test_on_an_api_server_alone_a_batch_job_no_job_controller_syncs_fails_within_a_minute_saying_so(tmp_path: Path) -> None:
+    """The batch fallback on an API server alone: the Job controller (kube-controller-manager) writes a Job's
+    status.startTime as it first syncs it, within seconds; nothing ever did here, and no pod was made, yet the run
+    waited the whole 300 s scheduling grace, category after category, saying only "waiting for the Job controller". It
+    fails once the Job has gone a minute unsynced, naming why, blaming no node."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, controllers=False))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "WorkloadNotStarted", failed
+    assert "no Job controller has synced it" in failed["message"] and failed["message"].endswith("; no node blamed"), failed["message"]
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited <= 90, f"no Job controller: failed after {waited}s, the whole scheduling grace"

@@ -310,7 +310,7 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
 
 async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     reason = state.get("reason") or ""
-    if reason in NEVER_RAN:
+    if reason in NEVER_RAN or reason == WORKLOAD_NOT_STARTED:  # the latter: no Job controller made its pods (the runner)
         message = f"{state.get('message') or 'the workload was not created'}; no node blamed"
         await _finish(ctx, job, run, FAILED, reason, message, [])
         return None

@@ -27,8 +27,8 @@ from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
-                                             SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED)
-from nvcre_tui.engine.clock import Clock, format_time
+                                             SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
+from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
@@ -42,7 +42,7 @@ from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
-from nvcre_tui.engine.units import listed
+from nvcre_tui.engine.units import format_duration, listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
@@ -71,6 +71,12 @@ FALLBACK_NEEDS: tuple[tuple[str | None, tuple[int, int], str], ...] = (
 RUNTIME_NOT_CACHED = "must be created before the TrainJob"
 RACE_RETRY_SECONDS = 2.0
 RACE_PATIENCE_SECONDS = 60.0
+# The Job controller (kube-controller-manager) writes a batch Job's status.startTime as it first syncs it, seconds after
+# its create (or its admission by a queue). A Job with none this long after, and no pod of it, has no Job controller:
+# an API server alone. Its run fails then, saying so, rather than after the whole scheduling grace (300 s) of waiting
+# "for the Job controller" that the engine could already tell will never come. A minute covers a controller-manager's
+# leader handing over (its Lease lasts 15 s) and a busy one's queue.
+NO_JOB_CONTROLLER_SECONDS = 60.0
 
 __all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
@@ -210,8 +216,11 @@ class KubernetesRunner:
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
             self._remember(run, result)
+        look = self.poll
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
+            if not trainer and verdict.reason != RUN_QUEUED:  # looked at again as the Job controller's minute ends
+                look = min(look, max(1.0, NO_JOB_CONTROLLER_SECONDS - self._waited(state)))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
         if verdict.phase == "Scheduling" and len(live) < spec.num_nodes + (1 if launcher else 0):
             verdict = await self._namespace_closing(run) or verdict  # its pods can never all be made there
@@ -224,7 +233,7 @@ class KubernetesRunner:
             patch["logRef"] = result["metadata"]["name"]
         if patch:
             await self._patch(run, patch)
-        return self.poll
+        return look
 
     async def _namespace_closing(self, run: Obj) -> Verdict | None:
         """Failed when the run's namespace is being terminated (namespace_closing, asked with the run itself): its
@@ -277,7 +286,22 @@ class KubernetesRunner:
                            + (f": {failed['message']}" if failed.get("message") else ""))
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
+        if not trainer and not (workload.get("status") or {}).get("startTime"):
+            waited = self._waited(run_status(run))
+            if waited >= NO_JOB_CONTROLLER_SECONDS:
+                return Verdict(FAILED, WORKLOAD_NOT_STARTED,
+                               f"{what} made no pods and no Job controller has synced it in {format_duration(waited)} (no "
+                               "status.startTime): kube-controller-manager does not run on this cluster (an API server "
+                               "alone), so none of its pods would ever be made")
         return None
+
+    def _waited(self, state: WorkloadRunStatus) -> float:
+        """Seconds since the run's workload was made (or admitted by its queue): its status.pendingSince; 0 without."""
+        since = state.get("pendingSince")
+        try:
+            return max(0.0, (self.clock.now() - parse_time(str(since))).total_seconds()) if since else 0.0
+        except ValueError:
+            return 0.0
 
     async def _start(self, run: Obj, spec: WorkloadRunSpec, owner: Obj, members: list[str], trainer: bool) -> Obj | float | None:
         """Create the workload and mark the run Scheduling; None when it failed or changed meanwhile, seconds when

@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.stamps import PACKAGE_VERSION
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, ANNOTATION_ENGINE_VERSION, ENGINE_NAME, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
 from nvcre_tui.engine.units import format_age, format_duration
 
@@ -144,6 +144,9 @@ class EngineLease:
         # Why `hold` returned, in words (`b holds it now`, `not renewed for 10s: ...`): "lost the engine lease" alone read
         # as another engine's doing when the API server had stopped answering.
         self.lost_why = ""
+        # How the last failed renewal found the Lease's namespace: "gone" (its create: NotFound), "being deleted" (403
+        # NamespaceTerminating), else None: nvcre uninstalled under the holder (`setup reset`), not a Lease to queue for.
+        self.namespace_lost: str | None = None
 
     @property
     def duration_seconds(self) -> int:
@@ -287,7 +290,7 @@ class EngineLease:
         stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
         failed: str | None = None  # the last renewal's error since the last renewal that succeeded
-        self._taken, self.lost_why = None, ""
+        self._taken, self.lost_why, self.namespace_lost = None, "", None
         while True:
             await self.clock.sleep(self.duration / 3)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
@@ -300,6 +303,9 @@ class EngineLease:
             except StoreError as error:
                 held = True  # a transient failure is not a loss yet; the deadline below decides
                 failed = " ".join(error.message.split())
+                # NotFound escapes a renewal only from the create of a deleted Lease: its namespace is missing
+                self.namespace_lost = ("being deleted" if isinstance(error, NamespaceTerminating)
+                                       else "gone" if isinstance(error, NotFound) else None)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if held and since is not None and since < renew_deadline:
                 failed = None if since < self.duration / 3 else failed  # renewed just now: what failed before is over

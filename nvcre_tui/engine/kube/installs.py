@@ -189,23 +189,16 @@ async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> l
     return sorted(engines, key=lambda engine: engine.namespace)
 
 
-async def uninstalled(store: ResourceStore, namespace: str) -> str | None:
+async def uninstalled(store: ResourceStore, namespace: str, namespace_lost: str | None) -> str | None:
     """One line once nvcre is no longer installed where an engine ran (`setup reset`, a deleted install namespace): its
-    namespace gone or being deleted, or none of the nvcre CRDs left; None when it still is, or this store may not tell
-    (a Forbidden, the API server away). What a lost engine Lease is checked against: "lost the engine lease (...
-    namespace not found)" read as another engine's doing, or the API server's."""
+    namespace gone or being deleted (`namespace_lost`, as the engine Lease's renewal found it: EngineLease.namespace_lost;
+    the engine may not read Namespaces), or none of the nvcre CRDs left (which it may get); None when it still is, or
+    this store may not tell (a Forbidden, the API server away). What a lost engine Lease is checked against: "lost the
+    engine lease (... namespace not found)" read as another engine's doing, or the API server's."""
     from nvcre_tui.engine.kube.install import install_crds
     from nvcre_tui.engine.store.protocol import CRD
 
-    gone: list[str] = []
-    try:
-        found = await store.get(NAMESPACE, namespace)
-        if found["metadata"].get("deletionTimestamp"):
-            gone.append(f"its namespace {namespace} is being deleted")
-    except NotFound:
-        gone.append(f"its namespace {namespace} is gone")
-    except StoreError:
-        pass
+    gone = [f"its namespace {namespace} is {namespace_lost}"] if namespace_lost else []
     crds = install_crds()
     missing = 0
     for crd in crds:

@@ -40,7 +40,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
     advice = ("" if status.elsewhere else  # installed elsewhere: the namespace row says where
               f" (a newer nvcre installed nvcre; this one's setup init would downgrade it: ask nvcre "
               f"{status.schema.newest_version if status.schema and status.schema.newest_version else 'that version'}'s setup status)"
-              if newer else " (run nvcre setup init)")
+              if newer else f" ({_init_step(status)})")
     rbac_detail = (f"missing {', '.join(absent)}{advice}" if absent else
                    f"differs from init: {', '.join(changed)}{advice}" if changed
                    else f"{len(status.rbac)} objects as init makes them: the engine's, the users' roles ({', '.join(USER_ROLES)}), "
@@ -115,8 +115,8 @@ def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pen
     from nvcre_tui.engine.kube.install import NVCRE_VERSION, THIS_NVCRE
 
     schema = status.schema
-    if missing:
-        return "missing", f"missing {', '.join(missing)}"
+    if missing:  # the next step as the RBAC row says it (installed elsewhere: the namespace row says where)
+        return "missing", f"missing {', '.join(missing)}" + ("" if status.elsewhere else f" ({_init_step(status)})")
     if schema is not None and schema.order == "newer":
         return "newer", (f"installed by {schema.installed_by}, newer than this {THIS_NVCRE}: use nvcre "
                          f"{schema.newest_version or 'that version'} or later (`setup init` of this one would downgrade them, "
@@ -170,7 +170,18 @@ def _namespace_row(status: InstallStatus) -> tuple[str, str, str]:
                  else f": run nvcre setup init{flag} to install into it")
         return ("namespace", "no install", f"{status.namespace} exists but holds no nvcre install (no setup init label: made "
                 f"beforehand, or kept by setup reset because init had not created it){where}")
-    return ("namespace", "ok" if status.namespace_present else "missing", status.namespace)
+    if not status.namespace_present:
+        return ("namespace", "missing", f"{status.namespace} ({_init_step(status)})")
+    return ("namespace", "ok", status.namespace)
+
+
+def _init_step(status: InstallStatus) -> str:
+    """The next step of a row whose part `setup init` makes and is missing (CRDs, namespace, RBAC), one wording for
+    each: init with the namespace status was given (init without it installs into nvcre-system)."""
+    from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
+    from nvcre_tui.engine.kube.installs import INSTALL_FLAG
+
+    return "run nvcre setup init" + ("" if status.namespace == INSTALL_NAMESPACE else f" {INSTALL_FLAG} {status.namespace}")
 
 
 def _gpu_operator_row(objects: list[str], labelled: int) -> tuple[str, str, str]:

@@ -53,6 +53,8 @@ class KubeTarget:
     context: str | None   # None in-cluster
     server: str           # API server URL, as shown (no credentials)
     source: str           # "kubeconfig /path" or "in-cluster service account"
+    # `kubeconfig /path, user u` when that user holds no credentials at all (a 401 then says so), else None
+    without_credentials: str | None = None
 
 
 def shown_server(url: str) -> str:
@@ -268,7 +270,15 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
-    return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}")
+    bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
+        f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
+    return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
+                      without_credentials=bare)
+
+
+# What in a kubeconfig's user entry authenticates it: without any, every request is anonymous (kubectl proxy's URL, or a
+# server that allows anonymous requests, may take them; others answer 401).
+CREDENTIAL_FIELDS = ("token", "tokenFile", "client-certificate", "client-certificate-data", "username", "exec", "auth-provider")
 
 
 # The library logs an exec plugin's failure before raising it: the error is ours to tell, in one line.

@@ -106,13 +106,24 @@ class Unauthorized(Forbidden):
     not trust. A Forbidden to every caller that handles one; its own name where it is told."""
 
     status = 401
+    CAUSE = ("the API server refused the kubeconfig's credentials: a wrong or expired token, or a client certificate it "
+             "does not trust")
 
     @classmethod
     def about(cls, kind: object, name: str | None, namespace: str | None, what: str,
               retry_after: float | None = None) -> StoreError:
         """As StoreError's, saying what was refused: every message that carries it names the cause."""
-        return super().about(kind, name, namespace, f"{what} (the API server refused the kubeconfig's credentials: a "
-                             "wrong or expired token, or a client certificate it does not trust)", retry_after)
+        return super().about(kind, name, namespace, f"{what} ({cls.CAUSE})", retry_after)
+
+    def without_credentials(self, who: str) -> Unauthorized:
+        """This refusal where the kubeconfig gave no credentials at all (`who`: which kubeconfig and user): there was
+        no token to be wrong or expired, so the cause says what is missing instead."""
+        cause = (f"{who}, holds no credentials (no token, tokenFile, client certificate, username and password, exec "
+                 "plugin or auth-provider), and the API server takes no anonymous requests: give that user credentials")
+        error = Unauthorized(self.message.replace(self.CAUSE, cause), kind=self.kind, name=self.name,
+                             namespace=self.namespace, retry_after=self.retry_after)
+        error.resource, error.read = self.resource, self.read
+        return error
 
 
 class Invalid(StoreError, ValueError):

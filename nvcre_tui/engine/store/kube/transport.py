@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from ..errors import Forbidden, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unavailable
+from ..errors import Forbidden, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
 from .retry import RequestStats, RetryPolicy
@@ -47,8 +47,9 @@ class Transport:
     """The store's only ApiClient, created on first use (inside the event loop) and closed by `close`."""
 
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
-                 request_timeout: float) -> None:
+                 request_timeout: float, *, without_credentials: str | None = None) -> None:
         self._configuration = configuration
+        self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
         self._user_agent = user_agent
         self._client: ApiClient | None = None
         self.retry = retry
@@ -127,7 +128,7 @@ class Transport:
                 raise NotKubernetes(str(self._configuration.host), problem)
             self.kubernetes = True
         if response.status >= 400:
-            refused = error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type)
+            refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type))
             refused.read = method == "GET"  # a refused read is told the role that grants it (grants.reading_takes)
             if response.status == 404 and not is_status(data):
                 await self._require_kubernetes()  # a 404 that is no Status: a server that is no API server at all?
@@ -137,6 +138,12 @@ class Transport:
         except StoreError:  # no JSON (a proxy's login page, a web server's index): is the server an API server at all?
             await self._require_kubernetes()
             raise
+
+    def _told(self, refused: StoreError) -> StoreError:
+        """A 401 to a kubeconfig user without credentials says that, not that its (absent) token is wrong."""
+        if isinstance(refused, Unauthorized) and self._without_credentials is not None:
+            return refused.without_credentials(self._without_credentials)
+        return refused
 
     async def _require_kubernetes(self) -> None:
         """NotKubernetes when the server's /api is not a Kubernetes API server's (asked once per transport, after an
@@ -203,7 +210,7 @@ class Transport:
                 data = b""
             finally:
                 response.release()
-            refused = error_from_answer(response.status, data, subject, response.headers.get("Retry-After"))
+            refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After")))
             refused.read = True  # a watch, or a log read
             raise refused
         self._streams.add(response)

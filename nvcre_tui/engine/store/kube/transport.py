@@ -100,11 +100,19 @@ class Transport:
                                 f"cannot connect to {self._configuration.host}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost ({error or type(error).__name__})") from None
+                                    f"{method} {path}: connection lost ({error or type(error).__name__}){self._maybe_https()}") from None
         except ConfigException as error:  # a credential plugin or token file failed while refreshing
             raise Forbidden.about(subject.kind, subject.name, subject.namespace,
                                   f"no credentials for {self._configuration.host}: {error}") from None
         return response
+
+    def _maybe_https(self) -> str:
+        """What a connection dropped before any answer over http:// most likely is: an HTTPS server (every API server
+        listens on TLS) closing the plain request at its handshake. Said only before the server ever answered."""
+        if self.answered or not str(self._configuration.host).lower().startswith("http://"):
+            return ""
+        return (f"; the server may speak HTTPS: check the scheme of the kubeconfig's server ({self._configuration.host}: "
+                "API servers listen on https://)")
 
     async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
                     subject: Subject) -> dict[str, Any]:

@@ -379,3 +379,14 @@ def test_on_an_api_server_alone_a_batch_job_no_job_controller_syncs_fails_within
     assert "no Job controller has synced it" in failed["message"] and failed["message"].endswith("; no node blamed"), failed["message"]
     waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
     assert waited <= 90, f"no Job controller: failed after {waited}s, the whole scheduling grace"
+
+
+def test_a_batch_job_no_job_controller_synced_yet_is_bounded_by_that_minute_not_the_scheduling_grace() -> None:
+    """While no Job controller has synced its batch Job the run waits a minute, not 300 s: the Job's message said "it
+    fails after 5m00s" (and run --wait "in 4m30s") of a run the runner fails at one minute."""
+    from nvcre_tui.engine.api.vocabulary import JOB_NOT_SYNCED, NO_JOB_CONTROLLER_SECONDS
+    from nvcre_tui.engine.controllers.job import pending_bound, pending_message
+
+    assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling", "reason": JOB_NOT_SYNCED}) == (NO_JOB_CONTROLLER_SECONDS, False)
+    assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling"}) == (300.0, False)
+    assert pending_message("no pods yet", NO_JOB_CONTROLLER_SECONDS).endswith("it fails after 1m00s of this")

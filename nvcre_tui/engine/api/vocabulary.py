@@ -165,6 +165,13 @@ RUN_STARTING = "Starting"
 # admits it when there is room), no pod made yet. Bounded by timeoutPerJob as well.
 RUN_QUEUED: Final = "Queued"
 AWAITING_START = frozenset({RUN_STARTING, RUN_QUEUED})  # a Scheduling run's reasons that timeoutPerJob bounds
+# A Scheduling batch Job's run while no Job controller has synced its Job yet (no status.startTime, no pod): one the
+# controller-manager would sync within seconds. Bounded by NO_JOB_CONTROLLER_SECONDS, not the scheduling grace: on an
+# API server alone none comes, and the run fails then (runners/kubernetes), which its waiting message says.
+JOB_NOT_SYNCED: Final = "JobNotSynced"
+# How long a batch Job may go unsynced (a minute covers a controller-manager's leader handing over, its Lease lasting
+# 15 s, and a busy one's queue).
+NO_JOB_CONTROLLER_SECONDS: Final = 60.0
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or
 # its credentials: the same image on every node), or its image lacks the command. The nodes did nothing wrong.

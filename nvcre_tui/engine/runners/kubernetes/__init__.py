@@ -25,7 +25,8 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, KEY_COMPLETION_INDEX,
+from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
+                                             NO_JOB_CONTROLLER_SECONDS,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
@@ -72,11 +73,10 @@ RUNTIME_NOT_CACHED = "must be created before the TrainJob"
 RACE_RETRY_SECONDS = 2.0
 RACE_PATIENCE_SECONDS = 60.0
 # The Job controller (kube-controller-manager) writes a batch Job's status.startTime as it first syncs it, seconds after
-# its create (or its admission by a queue). A Job with none this long after, and no pod of it, has no Job controller:
-# an API server alone. Its run fails then, saying so, rather than after the whole scheduling grace (300 s) of waiting
-# "for the Job controller" that the engine could already tell will never come. A minute covers a controller-manager's
-# leader handing over (its Lease lasts 15 s) and a busy one's queue.
-NO_JOB_CONTROLLER_SECONDS = 60.0
+# its create (or its admission by a queue). A Job with none NO_JOB_CONTROLLER_SECONDS after, and no pod of it, has no
+# Job controller: an API server alone. Its run fails then, saying so, rather than after the whole scheduling grace
+# (300 s) of waiting "for the Job controller" that the engine could already tell will never come; until then its
+# reason is JOB_NOT_SYNCED, which bounds the Job's wait (and its message) to that minute.
 
 __all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
@@ -293,6 +293,7 @@ class KubernetesRunner:
                                f"{what} made no pods and no Job controller has synced it in {format_duration(waited)} (no "
                                "status.startTime): kube-controller-manager does not run on this cluster (an API server "
                                "alone), so none of its pods would ever be made")
+            return Verdict("Scheduling", JOB_NOT_SYNCED, f"no pods yet: no Job controller has synced {what} yet (no status.startTime)")
         return None
 
     def _waited(self, state: WorkloadRunStatus) -> float:

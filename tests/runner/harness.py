@@ -25,7 +25,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.store.protocol import CRD, NODE, POD, ResourceKind, kind_of
+from nvcre_tui.engine.store.protocol import CRD, JOB, NODE, POD, WORKLOADRUN, ResourceKind, kind_of
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
@@ -268,3 +268,16 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
             await runner.close()
         await engine_store.close()
         await admin.close()
+
+
+async def job_and_its_run(admin: Any, spec: Mapping[str, Any], nodes: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An nvcre Job `cert-job` of `spec` over `nodes` in default, and its WorkloadRun `cert-job-run` it controls: what the
+    Job controller would have made, for a runner to start."""
+    job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
+                                   "metadata": {"name": "cert-job", "namespace": "default",
+                                                "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(nodes)}},
+                                   "spec": {"workload": {"workloadRun": spec}}})
+    owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
+    run = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": spec,
+                                           "metadata": {"name": "cert-job-run", "namespace": "default", "ownerReferences": [owner]}})
+    return job, run

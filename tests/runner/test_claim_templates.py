@@ -17,7 +17,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, WORKLOADRUN, ResourceKind
 from tests.kube.cluster import installed, store_on
-from tests.runner.harness import register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
 from tests.scenarios.harness import CASES
 
 NODES = ["gpu-node-01", "gpu-node-02"]
@@ -47,13 +47,7 @@ async def _start(folder: Path, dra: str | None) -> tuple[dict[str, Any], list[di
             if dra is not None:
                 await admin.create(CRD, _dra_crd(dra))
                 await served(admin, {f"resource.k8s.io/{dra}": ["resourceclaimtemplates"]})
-            job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
-                                           "metadata": {"name": "cert-job", "namespace": "default",
-                                                        "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(NODES)}},
-                                           "spec": {"workload": {"workloadRun": SPEC}}})
-            owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
-            created = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": SPEC,
-                                                       "metadata": {"name": "cert-job-run", "namespace": "default", "ownerReferences": [owner]}})
+            job, created = await job_and_its_run(admin, SPEC, NODES)
             runner = KubernetesRunner(engine, clock, engine, trainer=False)
             try:
                 await runner.reconcile_run(created)

@@ -17,7 +17,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, EVENT, JOB, NODE, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
-from tests.runner.harness import register_gpu_nodes
+from tests.runner.harness import job_and_its_run, register_gpu_nodes
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "nvcr.io/nvidia/pytorch:25.06-py3", "numNodes": 2, "gpusPerNode": 8, "target": {"nodeNames": NODES},
@@ -43,13 +43,7 @@ async def _start(folder: Path, machine: str, networks: int) -> tuple[dict[str, A
                 node = await admin.get(NODE, name)
                 allocatable = {**node["status"]["allocatable"], **{f"networking.gke.io.networks/gpu-nic{i}": "1" for i in range(networks)}}
                 await admin.patch_status(NODE, name, None, {"allocatable": allocatable}, None)
-            job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
-                                           "metadata": {"name": "cert-job", "namespace": "default",
-                                                        "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(NODES)}},
-                                           "spec": {"workload": {"workloadRun": SPEC}}})
-            owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
-            created = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": SPEC,
-                                                       "metadata": {"name": "cert-job-run", "namespace": "default", "ownerReferences": [owner]}})
+            job, created = await job_and_its_run(admin, SPEC, NODES)
             runner = KubernetesRunner(admin, clock, admin, trainer=False)
             try:
                 await runner.reconcile_run(created)

@@ -17,7 +17,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, WORKLOADRUN, ResourceKind
 from tests.kube.cluster import installed, store_on
-from tests.runner.harness import denied, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
 from tests.scenarios.harness import CASES
 
 NODES = ["gpu-node-01", "gpu-node-02"]
@@ -45,13 +45,7 @@ async def _run_then_release(folder: Path) -> tuple[dict[str, list[str]], dict[st
             await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
             await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
             await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
-            job = await admin.create(JOB, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Job",
-                                           "metadata": {"name": "cert-job", "namespace": "default",
-                                                        "annotations": {"nvcre.nvidia.com/group-nodes": ",".join(NODES)}},
-                                           "spec": {"workload": {"workloadRun": SPEC}}})
-            owner = {"apiVersion": job["apiVersion"], "kind": "Job", "name": "cert-job", "uid": job["metadata"]["uid"], "controller": True}
-            created = await admin.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun", "spec": SPEC,
-                                                       "metadata": {"name": "cert-job-run", "namespace": "default", "ownerReferences": [owner]}})
+            job, created = await job_and_its_run(admin, SPEC, NODES)
             # an earlier Job of the same name's ComputeDomain (another uid): not this Job's to delete
             await admin.create(COMPUTE_DOMAIN, {"apiVersion": COMPUTE_DOMAIN.api_version, "kind": "ComputeDomain",
                                                 "metadata": {"name": "cert-job-compute-domain", "namespace": "default"}, "spec": {}})

@@ -1,6 +1,6 @@
 """A test kubelet for the API-server emulator: plays kube-scheduler, kubelet, the GPUs, and the controllers
-that turn a workload object into pods (Kubeflow Trainer / JobSet for a TrainJob, the Job controller, which writes its status.startTime, for a
-batch Indexed Job), for nvcre's workloads only. Test code: kept minimal.
+that turn a workload object into pods (Kubeflow Trainer, which makes its JobSet, and JobSet for a TrainJob; the Job controller, which writes its
+status.startTime, for a batch Indexed Job), for nvcre's workloads only. Test code: kept minimal.
 
 Pods go Pending -> Running -> Succeeded / Failed on the timeline the simulator's physics gives the run
 (`plan_run`, the same seed, the same fleet epoch), and the result pod's log is the simulator's output
@@ -30,13 +30,15 @@ from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.outputs import LAYOUTS, NcclFormat, kubelet_prefix
 from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layout, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store.errors import AlreadyExists, Forbidden, NotFound
-from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceStore
+from nvcre_tui.engine.store.errors import AlreadyExists, Forbidden, NotFound, StoreError
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
 # The Job controller's index of an Indexed Job's pod, label and annotation, spelt here as Kubernetes spells it (not
 # taken from the package: a typo there must fail against this emulator).
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+# The JobSet the Trainer makes of each TrainJob, spelt here as JobSet spells it (likewise not the package's).
+JOBSET = ResourceKind("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets")
 PERIOD = 10.0  # seconds between log refreshes of a running pod
 OOM_EXIT, ERROR_EXIT = 137, 1
 STEP_LINE = re.compile(r"\biteration\s+\d+\s*/")  # Megatron's per-step line (printed by the last rank only)
@@ -93,6 +95,7 @@ class TestKubelet:
         self.lost: set[str] = set()
         self._runtimes: dict[str, Obj] = {}
         self._created: set[tuple[str, str]] = set()  # a deleted pod is not replaced (backoffLimit 0: the Job fails)
+        self._jobsets: set[str] = set()  # uids of the TrainJobs whose JobSet is made
 
     async def step(self) -> float:
         """Create missing pods, move them along their timeline, finish graceful deletes; seconds to the next event."""
@@ -111,6 +114,8 @@ class TestKubelet:
                     continue
                 if kind is BATCH_JOB and not (workload.get("status") or {}).get("startTime"):
                     await self._sync(workload)
+                if kind is TRAINJOB:
+                    await self._jobset_of(workload)
                 played = await self._load(kind, workload)
                 if played is not None:
                     waits.append(await self._play(played))
@@ -121,6 +126,25 @@ class TestKubelet:
         """What the Job controller writes as it first syncs a batch Job (not suspended): its status.startTime."""
         await self.store.patch_status(BATCH_JOB, job["metadata"]["name"], job["metadata"]["namespace"],
                                       {"startTime": format_time(self.clock.now())})
+
+    async def _jobset_of(self, trainjob: Obj) -> None:
+        """What the Trainer's controller does on its first reconcile of a TrainJob: make its JobSet, of its name and
+        namespace, owned by it (the pods are then JobSet's; here _play makes them)."""
+        meta = trainjob["metadata"]
+        if meta["uid"] in self._jobsets:
+            return
+        jobset = {"apiVersion": f"{JOBSET.group}/{JOBSET.version}", "kind": JOBSET.kind,
+                  "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [
+                      {"apiVersion": trainjob["apiVersion"], "kind": trainjob["kind"], "name": meta["name"], "uid": meta["uid"],
+                       "controller": True, "blockOwnerDeletion": True}]},
+                  "spec": {"replicatedJobs": []}}
+        try:
+            await self.store.create(JOBSET, jobset)
+        except AlreadyExists:
+            pass
+        except StoreError:  # JobSet's CRD not served, a namespace being terminated: the Trainer would make none either
+            return
+        self._jobsets.add(meta["uid"])
 
     async def _refuse(self, workload: Obj) -> None:
         """What the Trainer's controller does with a TrainJob whose runtime it does not support: Failed, no pods."""

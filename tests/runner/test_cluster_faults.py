@@ -197,20 +197,21 @@ def test_the_trainers_crds_without_jobsets_fail_each_run_at_once_naming_jobset(b
 
 
 def test_on_an_api_server_alone_runs_fail_as_not_started_and_blame_no_node(bare_server: Path) -> None:
-    # kube-apiserver and etcd with nothing else (no JobSet or Job controller, no scheduler, no kubelet): no pod is
-    # ever made. After the scheduling grace the Job fails saying what to check; the nodes did nothing wrong.
+    # kube-apiserver and etcd with nothing else (no Trainer, JobSet or Job controller, no scheduler, no kubelet): no
+    # pod is ever made. The engine (as `setup init` grants it) sees no JobSet made of its TrainJob a minute on, and the
+    # Job fails then saying why; the nodes did nothing wrong.
     report, objects = asyncio.run(bare_server_report(bare_server, CASE))
     assert report["result"] == "FAILED" and report["failedNodes"] == []
     assert objects["pods"] == []
     [job] = objects["Job"]
     failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
-    assert failed["reason"] == "WorkloadNotStarted" and "no pods yet (0/" in failed["message"]
-    assert failed["message"].startswith("not started after 5m00s on gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04: "), failed["message"]
-    assert "waiting for Kubeflow Trainer's controller and JobSet's to create them" in failed["message"]
-    assert "no node blamed" in failed["message"]
+    assert failed["reason"] == "WorkloadNotStarted", failed
+    assert "no Kubeflow Trainer controller has reconciled it in 1m00s (no JobSet made)" in failed["message"], failed["message"]
+    assert "the Trainer controller does not run on this cluster" in failed["message"]
+    assert failed["message"].endswith("; no node blamed"), failed["message"]
     [run] = objects["WorkloadRun"]
-    assert run["status"]["reason"] == "Stopped" and "exitCode" not in run["status"]  # no pod ran: no 137 (an OOM kill's code)
-    assert run["status"]["message"] == "stopped by the engine before its pods ran"
+    # failed by its runner, not stopped by the engine at the grace; no pod ran: no 137 (an OOM kill's code)
+    assert run["status"]["reason"] == "WorkloadNotStarted" and "exitCode" not in run["status"], run["status"]
 
 
 def test_on_an_api_server_alone_the_trainjob_made_is_taken_back_with_its_run(tmp_path: Path) -> None:
@@ -390,3 +391,25 @@ def test_a_batch_job_no_job_controller_synced_yet_is_bounded_by_that_minute_not_
     assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling", "reason": JOB_NOT_SYNCED}) == (NO_JOB_CONTROLLER_SECONDS, False)
     assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling"}) == (300.0, False)
     assert pending_message("no pods yet", NO_JOB_CONTROLLER_SECONDS).endswith("it fails after 1m00s of this")
+
+
+def test_on_an_api_server_alone_a_trainjob_no_trainer_controller_reconciles_fails_within_a_minute_saying_so(tmp_path: Path) -> None:
+    """The Trainer's and JobSet's CRDs served, no controller of theirs running: the Trainer makes a TrainJob's JobSet
+    on its first reconcile, within seconds; none was ever made here, yet the run waited the whole 300 s scheduling
+    grace, category after category, "waiting for Kubeflow Trainer's controller and JobSet's". It fails once the
+    TrainJob has gone a minute with no JobSet and no status, naming why, blaming no node; meanwhile its run says so,
+    and the Job's wait counts down that minute."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, controllers=False))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    assert "trainer.kubeflow.org/trainjobs" in objects["created"] and objects["denied"] == []
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "WorkloadNotStarted", failed
+    assert "TrainJob " in failed["message"] and "no Kubeflow Trainer controller has reconciled it in 1m" in failed["message"], failed["message"]
+    assert "(no JobSet made)" in failed["message"] and failed["message"].endswith("; no node blamed"), failed["message"]
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited <= 90, f"no Trainer controller: failed after {waited}s, the whole scheduling grace"
+    from nvcre_tui.engine.api.vocabulary import NO_JOB_CONTROLLER_SECONDS, TRAINJOB_NOT_RECONCILED
+    from nvcre_tui.engine.controllers.job import pending_bound
+
+    assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling", "reason": TRAINJOB_NOT_RECONCILED}) == (NO_JOB_CONTROLLER_SECONDS, False)

@@ -36,7 +36,7 @@ from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
 from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, POD_DISRUPTED, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
-                                             JOB_NOT_SYNCED, MEASUREMENT_REMARKS, NO_JOB_CONTROLLER_SECONDS, VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
+                                             MEASUREMENT_REMARKS, NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -233,7 +233,7 @@ def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[fl
     still starting (pulling a large image, or queued: AWAITING_START) get it; unplaced ones the scheduling grace."""
     if state.get("reason") in AWAITING_START or state.get("phase") == "Pending":  # Pending: no workload made yet
         return parse_duration(spec.get("timeout") or "24h"), True
-    if state.get("reason") == JOB_NOT_SYNCED:  # a batch Job no Job controller synced: it fails at this bound (runner)
+    if state.get("reason") in NOT_RECONCILED:  # a batch Job no Job controller synced, a TrainJob no Trainer reconciled: it fails at this bound (runner)
         return NO_JOB_CONTROLLER_SECONDS, False
     grace = spec.get("schedulingStallGraceSeconds", 300)
     return (float(grace) if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 300.0), False

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import meta_of
-from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, DRA_GROUP, ENGINE_NAME, TRAINER_GROUP
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, DRA_GROUP, ENGINE_NAME, JOBSET_GROUP, TRAINER_GROUP
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, LEASE, NVCRE_GROUP, VALIDATION_REQUEST
 
 __all__ = [
@@ -77,6 +77,9 @@ CLUSTER_RULES: list[Rule] = [
     # failed run, and a deleted certification's where no garbage collector does. Never listed or watched: the runner
     # follows the pods.
     _rule([TRAINER_GROUP], ["trainjobs", "trainingruntimes"], ["get", "create", "delete"]),
+    # The JobSet the Trainer's controller makes of a TrainJob, read by name only: none made a minute after the TrainJob
+    # means no Trainer controller runs (runners/kubernetes), and the run fails then rather than after the grace.
+    _rule([JOBSET_GROUP], ["jobsets"], ["get"]),
     _rule([BATCH_JOB.group], ["jobs"], ["get", "create", "delete"]),
     _rule([""], ["services"], ["get", "create", "delete"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash (and before a

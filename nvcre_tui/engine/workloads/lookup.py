@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import KEY_COMPLETION_INDEX, LABEL_JOB, LABEL_ROLE
+from nvcre_tui.engine.api.vocabulary import JOBSET_GROUP, JOBSET_VERSION, KEY_COMPLETION_INDEX, LABEL_JOB, LABEL_ROLE
 from nvcre_tui.engine.workloads.placement import Placement
 
 TRAINER_RESOURCES = frozenset({"trainjobs", "trainingruntimes"})
-JOBSET_GROUP_VERSION = "jobset.x-k8s.io/v1alpha2"  # the Trainer makes a JobSet per TrainJob; JobSet's controller, the pods
+JOBSET_GROUP_VERSION = f"{JOBSET_GROUP}/{JOBSET_VERSION}"
 
 
 def trainer_served(resources: Iterable[str]) -> bool:

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
-                                             NO_JOB_CONTROLLER_SECONDS,
+                                             NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED, TRAINJOB_NOT_RECONCILED,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
@@ -35,7 +35,7 @@ from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
-from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
+from nvcre_tui.engine.runners.kubernetes.create import (JOBSET, CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
                                                        delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
@@ -76,7 +76,9 @@ RACE_PATIENCE_SECONDS = 60.0
 # its create (or its admission by a queue). A Job with none NO_JOB_CONTROLLER_SECONDS after, and no pod of it, has no
 # Job controller: an API server alone. Its run fails then, saying so, rather than after the whole scheduling grace
 # (300 s) of waiting "for the Job controller" that the engine could already tell will never come; until then its
-# reason is JOB_NOT_SYNCED, which bounds the Job's wait (and its message) to that minute.
+# reason is JOB_NOT_SYNCED, which bounds the Job's wait (and its message) to that minute. Likewise a TrainJob: the
+# Trainer's controller makes its JobSet on its first reconcile; one with no JobSet and no status that long after has no
+# Trainer controller (TRAINJOB_NOT_RECONCILED until then).
 
 __all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
@@ -219,7 +221,7 @@ class KubernetesRunner:
         look = self.poll
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
-            if not trainer and verdict.reason != RUN_QUEUED:  # looked at again as the Job controller's minute ends
+            if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (or Trainer's) minute ends
                 look = min(look, max(1.0, NO_JOB_CONTROLLER_SECONDS - self._waited(state)))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
         if verdict.phase == "Scheduling" and len(live) < spec.num_nodes + (1 if launcher else 0):
@@ -272,7 +274,9 @@ class KubernetesRunner:
 
     async def _held(self, run: Obj, owner: Obj, trainer: bool) -> Verdict | None:
         """Why a workload made no pods, from the workload itself: suspended (a queue such as Kueue admits it: no
-        stall, timeoutPerJob bounds it), or failed before making any (the Trainer refused its runtime); else None."""
+        stall, timeoutPerJob bounds it), or failed before making any (the Trainer refused its runtime), or not yet
+        (or never) taken up by its controller (a batch Job no Job controller synced, a TrainJob no Trainer
+        reconciled: failed NO_JOB_CONTROLLER_SECONDS after it was made or admitted); else None."""
         kind = workload_kind(trainer)
         try:
             workload = await self.store.get(kind, workload_name(owner["metadata"]["name"]), run["metadata"].get("namespace") or "default")
@@ -294,7 +298,32 @@ class KubernetesRunner:
                                "status.startTime): kube-controller-manager does not run on this cluster (an API server "
                                "alone), so none of its pods would ever be made")
             return Verdict("Scheduling", JOB_NOT_SYNCED, f"no pods yet: no Job controller has synced {what} yet (no status.startTime)")
+        # The Trainer's controller, on its first reconcile of a TrainJob, makes its JobSet; its status may stay empty
+        # until that JobSet reports (an empty object the server defaulted is none)
+        if trainer and not any((workload.get("status") or {}).values()) and not await self._jobset_made(workload):
+            waited = self._waited(run_status(run))
+            if waited >= NO_JOB_CONTROLLER_SECONDS:
+                return Verdict(FAILED, WORKLOAD_NOT_STARTED,
+                               f"{what} made no pods and no Kubeflow Trainer controller has reconciled it in "
+                               f"{format_duration(waited)} (no JobSet made): the Trainer controller does not run on this "
+                               "cluster (an API server alone, or the Trainer's CRDs without its controller), so none "
+                               "of its pods would ever be made")
+            return Verdict("Scheduling", TRAINJOB_NOT_RECONCILED,
+                           f"no pods yet: no Kubeflow Trainer controller has reconciled {what} yet (no JobSet made)")
         return None
+
+    async def _jobset_made(self, trainjob: Obj) -> bool:
+        """Whether the Trainer's controller made `trainjob`'s JobSet (its name and namespace), as it does on its first
+        reconcile; True too where the engine cannot tell (not allowed to read JobSets, a read failing, a JobSet of
+        that name it may not have made): never a false verdict of no controller."""
+        meta = trainjob["metadata"]
+        try:
+            await self.store.get(JOBSET, meta["name"], meta.get("namespace") or "default")
+        except NotFound:
+            return False
+        except StoreError:
+            return True
+        return True
 
     def _waited(self, state: WorkloadRunStatus) -> float:
         """Seconds since the run's workload was made (or admitted by its queue): its status.pendingSince; 0 without."""

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, DRA_GROUP, DRA_VERSIONS, TRAINER_GROUP, TRAINER_VERSION
+from nvcre_tui.engine.api.vocabulary import COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, DRA_GROUP, DRA_VERSIONS, JOBSET_GROUP, JOBSET_VERSION, TRAINER_GROUP, TRAINER_VERSION
 from nvcre_tui.engine.names import NVCRE_GROUP
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NotFound
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CONFIGMAP, JOB, NODE, SECRET, SERVICE, ResourceKind, ResourceStore
@@ -16,6 +16,9 @@ from nvcre_tui.engine.workloads import Placement, owner_reference, placement_for
 Obj = dict[str, Any]
 TRAINJOB = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainJob", "trainjobs")
 TRAINING_RUNTIME = ResourceKind(TRAINER_GROUP, TRAINER_VERSION, "TrainingRuntime", "trainingruntimes")
+# The JobSet the Trainer's controller makes of each TrainJob (same name and namespace, owned by it): read only, to tell
+# whether any Trainer controller reconciled the TrainJob (runners/kubernetes); nvcre never writes one.
+JOBSET = ResourceKind(JOBSET_GROUP, JOBSET_VERSION, "JobSet", "jobsets")
 COMPUTE_DOMAIN = ResourceKind(COMPUTE_DOMAIN_GROUP, COMPUTE_DOMAIN_VERSION, "ComputeDomain", "computedomains")
 # A run's own DRA ResourceClaimTemplates (workloads/objects.py), in each version nvcre writes, newest first.
 CLAIM_TEMPLATES = tuple(ResourceKind(DRA_GROUP, version, "ResourceClaimTemplate", "resourceclaimtemplates") for version in DRA_VERSIONS)

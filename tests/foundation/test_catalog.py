@@ -138,7 +138,7 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
     root = tmp_path / "catalog"
     shutil.copytree(CATALOG.root, root)
     lib = root / "_lib" / "megatron-pretrain.yaml"
-    lib.write_text(lib.read_text().replace("  maxSteps: {least: 10", "  maxStep: {least: 10"))
+    lib.write_text(lib.read_text().replace("  maxSteps: {least: 20", "  maxStep: {least: 20"))
     with pytest.raises(InputError) as error:
         load_catalog(root)
     assert any("optionMinimums.maxStep" in m and "'maxStep' is not an option a template reads" in m for m in error.value.messages)

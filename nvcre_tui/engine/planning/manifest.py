@@ -127,6 +127,9 @@ def _too_short_for(options: CategoryOptions, entry: CatalogEntry) -> str | None:
     steps = options.max_steps
     if not measured or steps is None or not WARMUP_STEPS <= steps < LEAST_MEASURED_STEPS:  # fewer log nothing: refused apart
         return None
+    minimum = entry.option_minimums.get("maxSteps")
+    if minimum is not None and steps < minimum.least:  # the catalog's least refuses it already (option_problem): one line
+        return None
     return (f"{entry.key} measures {' and '.join(named or sorted(measured))} on steps past warm-up (the first {WARMUP_STEPS}), "
             f"and maxSteps {steps} logs none, which never passes: give at least {LEAST_MEASURED_STEPS} (-1: no step limit)")
 

@@ -413,3 +413,41 @@ def test_on_an_api_server_alone_a_trainjob_no_trainer_controller_reconciles_fail
     from nvcre_tui.engine.controllers.job import pending_bound
 
     assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling", "reason": TRAINJOB_NOT_RECONCILED}) == (NO_JOB_CONTROLLER_SECONDS, False)
+def test_a_batch_job_a_queue_admits_after_a_minute_is_given_its_job_controllers_minute_from_the_admission(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kueue holds the batch Job 10 minutes, then admits it, and the Job controller syncs it (status.startTime, its pods)
+    70 s later (late enough that the runner's resync looks in between: on a real cluster any look of the runner in the
+    moment between the admission and the sync). The runner read the minute without a Job controller from the run's
+    pendingSince as it stood while queued (its creation): at its first look after the admission, no startTime yet and
+    10 minutes 'unsynced', it failed the run WorkloadNotStarted 'no Job controller has synced it in 10m' on a cluster
+    that runs one. The minute counts from the admission, as the placement grace does."""
+    from nvcre_tui.engine.runners.kubernetes.create import BATCH_JOB
+
+    played = kubelet_module.TestKubelet.step, kubelet_module.TestKubelet._sync, kubelet_module.TestKubelet._load
+    moments: dict[str, Any] = {}
+
+    async def step(self: kubelet_module.TestKubelet) -> float:
+        now = self.clock.now()
+        moments.setdefault("start", now)
+        if (now - moments["start"]).total_seconds() >= 600:  # Kueue admits: spec.suspend false
+            for job in (await self.store.list(BATCH_JOB)).items:
+                if job["spec"].get("suspend"):
+                    job["spec"]["suspend"] = False
+                    await self.store.update(BATCH_JOB, job)
+                    moments["synced"] = now + timedelta(seconds=70)
+        return min(await played[0](self), 1.0)
+
+    async def sync(self: kubelet_module.TestKubelet, job: Any) -> None:
+        if "synced" in moments and self.clock.now() >= moments["synced"]:  # the Job controller, 70 s after the admission
+            await played[1](self, job)
+
+    async def load(self: kubelet_module.TestKubelet, kind: Any, workload: Any) -> Any:
+        if kind is BATCH_JOB and not (workload.get("status") or {}).get("startTime"):
+            return None  # its pods come with the Job controller's sync
+        return await played[2](self, kind, workload)
+
+    monkeypatch.setattr(kubelet_module.TestKubelet, "step", step)
+    monkeypatch.setattr(kubelet_module.TestKubelet, "_sync", sync)
+    monkeypatch.setattr(kubelet_module.TestKubelet, "_load", load)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, mutators={("batch", "jobs"): _suspend}))
+    assert "synced" in moments and report["result"] == "PASSED", _job(objects)["status"]["conditions"]

@@ -222,7 +222,8 @@ class KubernetesRunner:
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
             if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (or Trainer's) minute ends
-                look = min(look, max(1.0, NO_JOB_CONTROLLER_SECONDS - self._waited(state)))
+                left = NO_JOB_CONTROLLER_SECONDS - (0.0 if state.get("reason") == RUN_QUEUED else self._waited(state))
+                look = min(look, max(1.0, left))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
         if verdict.phase == "Scheduling" and len(live) < spec.num_nodes + (1 if launcher else 0):
             verdict = await self._namespace_closing(run) or verdict  # its pods can never all be made there
@@ -290,8 +291,10 @@ class KubernetesRunner:
                            + (f": {failed['message']}" if failed.get("message") else ""))
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
+        # Queued until this look: admitted just now, and its pendingSince (reset as this verdict is written) is still the
+        # queue's: the controller's minute starts now, not at the workload's creation.
+        waited = 0.0 if run_status(run).get("reason") == RUN_QUEUED else self._waited(run_status(run))
         if not trainer and not (workload.get("status") or {}).get("startTime"):
-            waited = self._waited(run_status(run))
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
                                f"{what} made no pods and no Job controller has synced it in {format_duration(waited)} (no "
@@ -301,7 +304,6 @@ class KubernetesRunner:
         # The Trainer's controller, on its first reconcile of a TrainJob, makes its JobSet; its status may stay empty
         # until that JobSet reports (an empty object the server defaulted is none)
         if trainer and not any((workload.get("status") or {}).values()) and not await self._jobset_made(workload):
-            waited = self._waited(run_status(run))
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
                                f"{what} made no pods and no Kubeflow Trainer controller has reconciled it in "

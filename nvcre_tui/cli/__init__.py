@@ -15,7 +15,7 @@ from nvcre_tui import __version__
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.cli.once import StoreOnce, forget_given
 from nvcre_tui.cli.oneline import say as _say
-from nvcre_tui.cli.stdout import quiet_stdout, take_stderr, take_stdout
+from nvcre_tui.cli.stdout import quiet_stdout, take_stderr, take_stdout, verdict_printed
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.store.errors import StoreError
@@ -231,9 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         try:
             sys.stdout.flush()  # a reader that went away (`| head`) shows up here, not at exit
-        except BrokenPipeError:  # it has what it wanted; the outcome is still the command's (a report's verdict)
+        except BrokenPipeError:  # it has what it wanted; a verdict's exit code is still the command's (a FAILED report)
             quiet_stdout()
-            return code
+            return code if verdict_printed() else EXIT_OK
     except InputError as error:
         _flush_before_error()
         for message in error.messages:

@@ -139,12 +139,23 @@ def quiet_stdout() -> None:
         pass
 
 
+_verdict_printed = False  # verdict_output was entered: a broken pipe at the final flush keeps the exit code too
+
+
 @contextlib.contextmanager
 def verdict_output() -> Iterator[None]:
     """Around the printing of a command's outcome (a report, a parse): a reader gone meanwhile (`| head`) ends the
     printing, not the command, whose exit code stays its verdict's. Exit 0 for a FAILED certification whose report
     met a closed pipe read as a pass under `set -o pipefail`."""
+    global _verdict_printed
+    _verdict_printed = True
     try:
         yield
     except BrokenPipeError:
         quiet_stdout()
+
+
+def verdict_printed() -> bool:
+    """Whether this process printed a verdict (verdict_output): its exit code outlives a reader gone at the last flush;
+    any other command's is 0 then, as when the pipe broke mid-output."""
+    return _verdict_printed

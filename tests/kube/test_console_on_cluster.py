@@ -610,6 +610,8 @@ async def test_a_console_that_opened_on_outdated_crds_takes_the_engine_once_setu
             assert lease["spec"]["holderIdentity"].startswith("console@"), lease["spec"]
             assert "installed by nvcre 0.0.9" not in app.sub_title, app.sub_title
             assert app.session.notices.count(SCHEMA_RESTORED) == 1
+            # the app shows the session's notices as it next refreshes: under load, later than 0.3 s
+            await until(pilot, lambda: SCHEMA_RESTORED in [str(n.message) for n in app._notifications], 10.0)
             await pilot.pause(0.3)
             assert [str(n.message) for n in app._notifications].count(SCHEMA_RESTORED) == 1
             assert (await admin.list(NODE)).items  # the fleet's Nodes, once it runs the engine

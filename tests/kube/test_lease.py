@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -295,21 +297,9 @@ async def test_hold_says_another_client_made_a_deleted_lease_again(clock, tmp_pa
     """The Lease deleted (setup reset) and made again by another engine between this one's read and its create: the
     create is refused (409 AlreadyExists) and the Lease is lost. It said 'not renewed for 5s: the API server did not
     answer in time' while the server had answered every request."""
-    from nvcre_tui.engine.kube.config import load_target
-    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
-    from nvcre_tui.engine.store import NAMESPACE, kind_of
-    from nvcre_tui.engine.store.kube import KubeStore
-    from tests.kubeapi import ApiServer, Fault
+    from tests.kubeapi import Fault
 
-    server = ApiServer(clock=clock)
-    await server.start()
-    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
-    token = server.service_account_token(NS, ENGINE_NAME)
-    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock, user_agent="nvcre-engine")
-    try:
-        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-        for obj in rbac_objects(NS):
-            await admin.create(kind_of(obj), obj)
+    async with _engine_on_a_server(clock, tmp_path) as (server, admin, kube):
         a = lease(kube, clock, "a", duration=15)
         assert await a.try_acquire()
         task, lost = holding(a, clock)
@@ -325,30 +315,14 @@ async def test_hold_says_another_client_made_a_deleted_lease_again(clock, tmp_pa
             await asyncio.sleep(0.01)
         assert task.done() and lost == [5.0]
         assert "did not answer" not in a.lost_why and "made again by another client" in a.lost_why, a.lost_why
-    finally:
-        await kube.close()
-        await admin.close()
-        await server.stop()
 
 
 async def test_hold_says_the_lease_was_deleted_between_its_read_and_its_write(clock, tmp_path) -> None:
     """The Lease deleted (setup reset) between this engine's read and its write (404 on the update): it said 'another
     client wrote it since it was read', as for a conflict (409); nobody wrote it."""
-    from nvcre_tui.engine.kube.config import load_target
-    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
-    from nvcre_tui.engine.store import NAMESPACE, kind_of
-    from nvcre_tui.engine.store.kube import KubeStore
-    from tests.kubeapi import ApiServer, Fault
+    from tests.kubeapi import Fault
 
-    server = ApiServer(clock=clock)
-    await server.start()
-    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
-    token = server.service_account_token(NS, ENGINE_NAME)
-    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock, user_agent="nvcre-engine")
-    try:
-        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
-        for obj in rbac_objects(NS):
-            await admin.create(kind_of(obj), obj)
+    async with _engine_on_a_server(clock, tmp_path) as (server, admin, kube):
         a = lease(kube, clock, "a", duration=15)
         assert await a.try_acquire()
         task, lost = holding(a, clock)
@@ -362,6 +336,27 @@ async def test_hold_says_the_lease_was_deleted_between_its_read_and_its_write(cl
             await asyncio.sleep(0.01)
         assert task.done() and lost == [5.0]
         assert a.lost_why == "another client deleted it since it was read", a.lost_why
+
+
+@asynccontextmanager
+async def _engine_on_a_server(clock: ManualClock, tmp_path: Path) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """An emulated API server with nvcre's namespace and RBAC: it, an admin's store and the engine's ServiceAccount's."""
+    from nvcre_tui.engine.kube.config import load_target
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, rbac_objects
+    from nvcre_tui.engine.store import NAMESPACE, kind_of
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.kubeapi import ApiServer
+
+    server = ApiServer(clock=clock)
+    await server.start()
+    admin = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "admin"))), clock, user_agent="admin")
+    token = server.service_account_token(NS, ENGINE_NAME)
+    kube = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "engine", token=token))), clock, user_agent="nvcre-engine")
+    try:
+        await admin.create(NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        for obj in rbac_objects(NS):
+            await admin.create(kind_of(obj), obj)
+        yield server, admin, kube
     finally:
         await kube.close()
         await admin.close()

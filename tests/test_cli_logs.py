@@ -282,7 +282,7 @@ def test_on_an_api_server_alone_a_run_whose_pods_never_start_says_why_it_has_no_
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("No output yet: the run is "), err
-    assert "; its pods have not started. Why: no pods yet: no Job controller has synced Job " in err, err
+    assert "; its pods have not started. Why: no pods yet: no Job controller has synced its batch Job yet" in err, err
 
 
 async def _first_node(kubeconfig: Path) -> str:

@@ -318,3 +318,18 @@ def test_groups_waiting_for_the_same_reason_are_one_line() -> None:
         f"communication/nccl-all-reduce 5 groups (group-0, group-1, group-2 and 2 more): pods not running after 30s: {WAITING}; "
         "it fails in 4m30s, after 5m00s of this"]
     assert _waiting(session, "c", "default", told) == []  # each told once
+
+
+def test_groups_are_named_in_natural_order() -> None:
+    """The groups a waiting line names come as the map and the lists order nodes: group-2 before group-10 (they came in
+    the cache's text order: group-0, group-1, group-10)."""
+    clock = ManualClock(START)
+    _, workflow = running_certification()
+    order = [0, 1, 10, 11, 2, 3]
+    runs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1-run", "uid": f"u{i}", "labels": {**LABELS, "nvcre.nvidia.com/group": f"group-{i}"}},
+             "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}} for i in order]
+    jobs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}} for i in order]
+    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
+    clock.advance(WAITING_NOTE_SECONDS)
+    [line] = _waiting(session, "c", "default", set())
+    assert line.startswith("communication/nccl-all-reduce 6 groups (group-0, group-1, group-2 and 3 more): "), line

@@ -60,6 +60,7 @@ from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.sim.scenario import build_nodes
 from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NAMESPACE, NODE, SECRET, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, listed, parse_duration
 
 if TYPE_CHECKING:  # the sessions (the controllers and the simulator behind them) load when a command opens one
@@ -616,7 +617,7 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     for (category, message, grace, per_job), groups in waiting.items():
         waited = max(seconds for _, seconds in groups)  # the longest waiting: the first to fail
         why = pending_message(message, grace, per_job=per_job, waited=waited)
-        names = [group for group, _ in groups]
+        names = sorted((group for group, _ in groups), key=natural_key)  # group-2 before group-10
         who = names[0] if len(names) == 1 else f"{len(names)} groups ({listed(names, STILL_WAITING_SHOWN)})"
         lines.append(f"{category} {who}: pods not running after {format_duration(waited)}: {why}")
     return lines

@@ -407,7 +407,7 @@ async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_
 # ----- an API server with nothing else running: Jobs wait for pods nobody makes; quitting; a server that never answers -----
 
 SMALL_FLEET = {"name": "four", "seed": 1, "nodes": [{"count": 4, "nameDigits": 2, "cliques": 1}]}
-NO_JOB_CONTROLLER = "no pods yet: no Job controller has synced Job "
+NO_JOB_CONTROLLER = "no pods yet: no Job controller has synced its batch Job yet"
 # the time left (1m00s under 0.5s in), then the whole bound: the minute an unsynced batch Job is given, not the 5m00s
 # scheduling grace (the runner fails it then)
 FAILS_AFTER = re.compile(r"; it fails in (\d{1,2}s|1m00s), after 1m00s of this$")

@@ -300,7 +300,7 @@ class KubernetesRunner:
                                f"{what} made no pods and no Job controller has synced it in {format_duration(waited)} (no "
                                "status.startTime): kube-controller-manager does not run on this cluster (an API server "
                                "alone), so none of its pods would ever be made")
-            return Verdict("Scheduling", JOB_NOT_SYNCED, f"no pods yet: no Job controller has synced {what} yet (no status.startTime)")
+            return Verdict("Scheduling", JOB_NOT_SYNCED, "no pods yet: no Job controller has synced its batch Job yet (no status.startTime)")  # one wording for every group: run --wait says them in one line
         # The Trainer's controller, on its first reconcile of a TrainJob, makes its JobSet; its status may stay empty
         # until that JobSet reports (an empty object the server defaulted is none)
         if trainer and not any((workload.get("status") or {}).values()) and not await self._jobset_made(workload):
@@ -311,7 +311,7 @@ class KubernetesRunner:
                                "cluster (an API server alone, or the Trainer's CRDs without its controller), so none "
                                "of its pods would ever be made")
             return Verdict("Scheduling", TRAINJOB_NOT_RECONCILED,
-                           f"no pods yet: no Kubeflow Trainer controller has reconciled {what} yet (no JobSet made)")
+                           "no pods yet: no Kubeflow Trainer controller has reconciled its TrainJob yet (no JobSet made)")
         return None
 
     async def _jobset_made(self, trainjob: Obj) -> bool:

@@ -20,18 +20,9 @@ from nvcre_tui.engine.store.protocol import WORKLOADRUN
 from nvcre_tui.widgets.detail import job_detail
 from tests.engine.memory_engine import ScriptedRunner
 from tests.engine.memory_engine import certify as run_certification
-from tests.parsers.golden import fixture_text
+from tests.engine.test_nccl_skipped_rows_report import CERT, E1  # two nodes' loopback runs and E.1's log
 
 Obj = dict[str, Any]
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: nccl-two, namespace: default}
-spec:
-  target: {nodeNames: [gpu-node-01, gpu-node-02]}
-  categories: [{domain: communication, variant: nccl-loopback}]
-"""
-E1 = fixture_text("nccl_e1_modern.txt")  # reference E.1: a real all_reduce_perf log, 11 sizes, 8 GPUs of one node
 NOTE = ("GPUDirect-TCPXO not rendered: node gpu-node-02's allocatable lists 4 GKE networks (networking.gke.io.networks/*: "
         "gpu-nic0, gpu-nic1, gpu-nic2, gpu-nic3), not the 8 it attaches to eth1..eth8; NCCL between the nodes goes over TCP on eth0")
 

@@ -234,7 +234,8 @@ async def _plan_before_the_fleet_registers(args: argparse.Namespace, cert: Any, 
 async def _set_up(args: argparse.Namespace) -> None:
     """--setup: `setup init` on the cluster the flags name (its progress on stderr: stdout is the report), before
     the certification is created. Not on the simulator, which needs nothing installed; a failure stops the run."""
-    from nvcre_tui.cli.setup import USER_AGENT, apply_install
+    from nvcre_tui.cli.setup.install import apply_install
+    from nvcre_tui.cli.setup.shared import USER_AGENT
     from nvcre_tui.engine.kube.install import install_objects
     from nvcre_tui.cli.kubeflags import open_kube_store
     from nvcre_tui.engine.kube.session import DEFAULT_INSTALL_NAMESPACE

@@ -1,0 +1,54 @@
+"""`nvcre setup controller`: the Deployment running `nvcre controller`, printed, dry-run or applied."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import TYPE_CHECKING
+
+from nvcre_tui.cli import EXIT_OK
+from nvcre_tui.cli.setup.shared import Obj, _namespace, _on_cluster, _say, resource_ref
+from nvcre_tui.engine.api.serialize import to_yaml
+from nvcre_tui.engine.errors import InputError
+
+# The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
+# that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
+if TYPE_CHECKING:
+    from nvcre_tui.engine.store.kube import KubeStore
+
+
+def controller_command(args: argparse.Namespace) -> int:
+    """Print (-o yaml), dry-run or apply the controller's Deployment; its flags checked before any cluster is read."""
+    from nvcre_tui.engine.kube.deployment import check_image, controller_deployment
+
+    deployment = controller_deployment(check_image(args.image), _namespace(args))
+    if args.output == "yaml":
+        print(to_yaml([deployment]), end="")
+        return EXIT_OK
+    return asyncio.run(_on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args)))
+
+
+async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Namespace) -> int:
+    """Server-side apply (or its dry run) of the Deployment into an install namespace; one line and exit 2 where
+    nvcre is not installed there (its ServiceAccount would be missing: the pods would never be created)."""
+    from nvcre_tui.engine.kube.install import FIELD_MANAGER
+    from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces, require_install
+    from nvcre_tui.engine.store.protocol import DEPLOYMENT
+
+    namespace = deployment["metadata"]["namespace"]
+    if (why := await require_install(store, namespace)) is not None:
+        raise InputError(f"nvcre setup controller: {why[0]} (nothing applied)")
+    installs = await install_namespaces(store)
+    if installs is not None and namespace not in installs:  # a namespace, but not one setup init installed into
+        where = f"pass {INSTALL_FLAG} {installs[0]}" if installs else f"run `nvcre setup init {INSTALL_FLAG} {namespace}` first"
+        raise InputError(f"nvcre setup controller: nvcre is not installed in namespace {namespace} (no engine ServiceAccount "
+                         f"there); {where} (nothing applied)")
+    await store.apply(DEPLOYMENT, deployment, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
+    if args.dry_run:
+        _say(f"{resource_ref(deployment)} serverside-applied (server dry run)")
+        print(to_yaml([deployment]), end="")
+        return EXIT_OK
+    print(f"{resource_ref(deployment)} serverside-applied")
+    print(f"nvcre controller runs from {args.image} in namespace {namespace} (one replica: the nvcre-engine Lease elects "
+          f"the engine); its pod is made by the cluster's controller-manager: kubectl -n {namespace} get pods")
+    return EXIT_OK

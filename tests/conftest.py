@@ -49,7 +49,7 @@ def _short_wait_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     its condition held (a Lease of 2 or 3 s was taken over after 5), which every emulator test of `run --wait`, `delete
     --wait` and `--cleanup` waited out. A look reads the cache, an ask is one request: a tenth of a second and 1 s here.
     What a test asserts of a wait (its deadline, whom it follows, when a Lease is free) does not depend on them."""
-    monkeypatch.setattr("nvcre_tui.cli.run.WATCH_POLL_SECONDS", 0.1)
+    monkeypatch.setattr("nvcre_tui.cli.run.follow.WATCH_POLL_SECONDS", 0.1)
     monkeypatch.setattr("nvcre_tui.engine.history.deletion.POLL_SECONDS", 0.1)
     monkeypatch.setattr("nvcre_tui.engine.history.deletion.TAKE_OVER_SECONDS", 1.0)
-    monkeypatch.setattr("nvcre_tui.cli.run.TAKE_OVER_SECONDS", 1.0)  # run.py's own name for the same interval
+    monkeypatch.setattr("nvcre_tui.cli.run.follow.TAKE_OVER_SECONDS", 1.0)  # cli/run/follow.py's own name for the same interval

@@ -414,7 +414,7 @@ def test_help_does_not_offer_the_checkpoint_flags_every_run_refuses(tmp_path: Pa
 
 
 def test_every_category_option_flag_names_an_option_certifications_take() -> None:
-    from nvcre_tui.cli.run import CATEGORY_OPTION_FLAGS
+    from nvcre_tui.cli.run.flags import CATEGORY_OPTION_FLAGS
     from nvcre_tui.engine.api.options import option_aliases
 
     assert {option for option, _, _ in CATEGORY_OPTION_FLAGS.values()} <= option_aliases()
@@ -500,7 +500,7 @@ def test_the_default_timeout_allows_a_diagnosis_after_the_iterations() -> None:
     onFailure: diagnose may follow (it used to be left out, and a healthy wait ended 'timed out')."""
     from types import SimpleNamespace
 
-    from nvcre_tui.cli.run import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, _default_timeout
     from nvcre_tui.engine.api.resources import OrchestrationSpec
 
     def rendered(**orchestration: Any) -> list[Any]:
@@ -516,7 +516,7 @@ def test_the_default_timeout_of_a_certification_not_planned_here_counts_its_budg
     """A user who may not list Nodes plans nothing here: `run --wait` followed any certification for 30 minutes, a
     24-hour training too (exit 3 while it ran). Its categories' budgets, known without the nodes, count one round of
     groups each."""
-    from nvcre_tui.cli.run import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, _default_timeout
     from nvcre_tui.engine.api.options import CategoryOptions
     from nvcre_tui.engine.planning.render import check_certification
 

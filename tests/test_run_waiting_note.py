@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any
 
-from nvcre_tui.cli.run import WAITING_NOTE_SECONDS, _waiting
+from nvcre_tui.cli.run.waiting import WAITING_NOTE_SECONDS, _waiting
 from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
 
@@ -106,11 +106,11 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "STILL_RUNNING_SECONDS", 0.0)
     cert = {"metadata": {"name": "c"}, "status": {
         "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
         "categoryStatuses": [
@@ -121,7 +121,7 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
     for clock, engine, expected in ((SystemClock(), True, True), (ManualClock(START), True, False), (ManualClock(START), None, True)):
         session: Any = Session(clock, Cache({CERTIFICATION: [cert]}), engine)  # type: ignore[arg-type]
         console = Console(file=io.StringIO(), width=300)
-        finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+        finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
         assert not await finished()  # the categories' first states: said
         assert not await finished()  # nothing new since: where they stand
         shown = console.file.getvalue()  # type: ignore[attr-defined]
@@ -139,18 +139,18 @@ async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress, waiting
     from nvcre_tui.engine.clock import SystemClock
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "STILL_RUNNING_SECONDS", 0.0)
     cert, workflow = running_certification()
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"phase": "Scheduling", "pendingSince": format_time(SystemClock().now()), "message": WAITING}}
     session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run]}))  # type: ignore[arg-type]
-    monkeypatch.setattr(run_module, "WAITING_NOTE_SECONDS", 0.0)
+    monkeypatch.setattr(waiting, "WAITING_NOTE_SECONDS", 0.0)
     console = Console(file=io.StringIO(), width=400)
-    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last.startswith("[watch] still running") and "group-0: pods not running after " in last and WAITING in last, last
@@ -190,7 +190,7 @@ async def test_a_category_held_by_another_certification_says_so_once() -> None:
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
     held = "waits for certification train-full, which runs on 5 of this category's nodes"
@@ -200,7 +200,7 @@ async def test_a_category_held_by_another_certification_says_so_once() -> None:
                               "message": held}]}}
     session: Any = Session(ManualClock(START), Cache({CERTIFICATION: [cert]}))
     console = Console(file=io.StringIO(), width=300)
-    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert shown.count(f"communication/nccl-all-reduce: {held} (0s)") == 1, shown
@@ -216,10 +216,10 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "STILL_RUNNING_SECONDS", 0.0)
     cert, workflow = running_certification()
     clock = ManualClock(START)
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
@@ -228,9 +228,9 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
     job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"timeout": "1h"}}
     session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}), None)
     clock.advance(5 * 60 + 50)
-    monkeypatch.setattr(run_module.time, "monotonic", lambda: 1000.0)  # the follower's own seconds: a viewer of a manual clock
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)  # the follower's own seconds: a viewer of a manual clock
     console = Console(file=io.StringIO(), width=400)
-    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last == ("[watch] still running (followed for 0s): communication/nccl-all-reduce group-0: running on 4 node(s) "
@@ -247,10 +247,10 @@ async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress
     from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-    monkeypatch.setattr(run_module, "STILL_RUNNING_SECONDS", 0.0)
+    monkeypatch.setattr(progress, "STILL_RUNNING_SECONDS", 0.0)
     held = "waits for certification first, which runs on all 4 of this category's nodes"
     cert = {"metadata": {"name": "c"}, "status": {
         "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
@@ -264,9 +264,9 @@ async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why
     clock = ManualClock(START)
     # a viewer (no engine of its own: a controller runs it), counting its own seconds
     session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [first], WORKLOADRUN: [run], JOB: [job]}), None)
-    monkeypatch.setattr(run_module.time, "monotonic", lambda: 1000.0)
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)
     console = Console(file=io.StringIO(), width=500)
-    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished()
     clock.advance(WAITING_NOTE_SECONDS)
     assert not await finished() and not await finished()
@@ -286,13 +286,13 @@ async def test_a_store_that_stops_answering_is_said_once_and_again_when_it_answe
 
     from rich.console import Console
 
-    from nvcre_tui.cli import run as run_module
+    from nvcre_tui.cli.run import progress
 
     cert, _ = running_certification()
     cache = Cache({CERTIFICATION: [cert]})
     session: Any = Session(ManualClock(START), cache)
     console = Console(file=io.StringIO(), width=300)
-    finished = run_module._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished()
     cache.silent, cache.last_error = "no answer from the store since 19:20:05", "cannot connect to https://10.0.0.1:6443"
     assert not await finished() and not await finished()

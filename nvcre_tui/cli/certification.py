@@ -1,4 +1,4 @@
-"""`nvcre certification ...`: list-categories, render (and run, report, delete, list: run.py, report.py, delete.py, listing.py)."""
+"""`nvcre certification ...`: list-categories, render (and run, report, delete, list: run/, report.py, delete.py, listing.py)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def test_cluster_info_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_run_category_reads_the_product_of_the_nodes_it_would_use() -> None:
     """A cordoned node of another product made `run --category` refuse the whole fleet."""
-    from nvcre_tui.cli.run import _gpu_product
+    from nvcre_tui.cli.run.flags import _gpu_product
     from nvcre_tui.engine.errors import InputError
 
     a100 = node("a-1", product="NVIDIA-A100-SXM4-80GB", cordoned=True)

@@ -117,10 +117,10 @@ def test_setup_into_a_terminating_install_namespace_is_one_line(tmp_path: Path, 
 
 def test_setup_whose_crds_are_not_served_in_time_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from nvcre_tui.cli import run
+    from nvcre_tui.cli.run import submit
     from tests.kubeapi import Fault
 
-    monkeypatch.setattr(run, "SETUP_WAIT_SECONDS", 0.5)  # how long --setup waits, not how the server answers
+    monkeypatch.setattr(submit, "SETUP_WAIT_SECONDS", 0.5)  # how long --setup waits, not how the server answers
     with installed_in_thread(tmp_path, bare=True) as (server, kubeconfig):
         server.faults.add(Fault(method="GET", path=r"^/apis/nvcre\.nvidia\.com/v1alpha1$", status=404, times=100_000))
         argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--setup", "--cert-file", str(CERT), "--history", str(tmp_path / "h.db")]

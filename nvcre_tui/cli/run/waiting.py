@@ -1,0 +1,98 @@
+"""`run --wait`'s lines on runs: groups whose pods do not run (and why, and until when), the same of the
+certifications this one waits for, and the runs running, for the long-silence line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_name_of_run, labels_of
+from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GROUP, LABEL_VARIANT, LABEL_WORKFLOW
+from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.controllers.certification import held_by
+from nvcre_tui.engine.controllers.job import pending_bound, pending_message
+from nvcre_tui.engine.names import natural_key
+from nvcre_tui.engine.report.readmodel import category_titles
+from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.units import format_duration, listed
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.session import Session
+
+
+WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not running once they have waited this long
+
+
+STILL_WAITING_SHOWN = 3  # groups waiting for their pods named in that line
+
+
+def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> list[str]:
+    """A line for each run of the certification whose pods have not run for WAITING_NOTE_SECONDS, once: why it waits
+    (the runner says: no pods made, which nodes the scheduler cannot use) and how long until it fails. An API server
+    with no controller makes no pod: the user learns it now, not when the grace ends."""
+    now = session.clock.now()
+    categories = {wf["metadata"]["name"]: f"{labels_of(wf).get(LABEL_DOMAIN)}/{labels_of(wf).get(LABEL_VARIANT)}"
+                  for wf in session.cache.list(WORKFLOW, namespace) if labels_of(wf).get(LABEL_CERTIFICATION) == name}
+    # Groups of a category waiting for the same reason and bound make one line: a per-node category (DCGM on 500 nodes)
+    # on a cluster with no controller printed 500 identical lines at once.
+    waiting: dict[tuple[str, str, float, bool], list[tuple[str, float]]] = {}
+    for run in session.cache.list(WORKLOADRUN, namespace):
+        status, uid = run.get("status") or {}, str(run["metadata"].get("uid") or run["metadata"]["name"])
+        category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
+        if category is None or uid in told or status.get("phase") not in ("Pending", "Scheduling") or not status.get("pendingSince"):
+            continue
+        waited = (now - parse_time(status["pendingSince"])).total_seconds()
+        if waited < WAITING_NOTE_SECONDS:
+            continue
+        told.add(uid)
+        group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
+        job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
+        grace, per_job = pending_bound(job.get("spec") or {}, status)  # as controllers/job.py waits
+        waiting.setdefault((category, str(status.get("message") or "no reason given"), grace, per_job), []).append((group, waited))
+    lines = []
+    for (category, message, grace, per_job), groups in waiting.items():
+        waited = max(seconds for _, seconds in groups)  # the longest waiting: the first to fail
+        why = pending_message(message, grace, per_job=per_job, waited=waited)
+        names = sorted((group for group, _ in groups), key=natural_key)  # group-2 before group-10
+        who = names[0] if len(names) == 1 else f"{len(names)} groups ({listed(names, STILL_WAITING_SHOWN)})"
+        lines.append(f"{category} {who}: pods not running after {format_duration(waited)}: {why}")
+    return lines
+
+
+def _holders_waiting(session: Session, cert: Mapping[str, Any], namespace: str, told: set[str]) -> list[str]:
+    """`_waiting`'s lines of the certifications this one's held categories wait for, each after the category it holds:
+    a category that waits for a certification whose pods never come (no Job controller, no scheduler) said only that it
+    waits, for the minutes until that one failed, and the user could not tell it would."""
+    statuses = certification_status(cert).get("categoryStatuses") or []
+    lines = []
+    for key, status in zip(category_titles(statuses), statuses):
+        if (holder := held_by(status)) is None:
+            continue
+        lines += [f"{key}: waits for certification {holder[0]}, whose {line}" for line in _waiting(session, holder[0], holder[1] or namespace, told)]
+    return lines
+
+
+def _running(session: Session, name: str, namespace: str) -> list[str]:
+    """A line for each run of the certification whose pods run: on how many nodes, for how long, and its bound
+    (timeoutPerJob), for the long-silence line: the category's own message ("partitioned into 1 group") is older news
+    and does not tell a run that goes on from one that stopped moving."""
+    now = session.clock.now()
+    categories = {wf["metadata"]["name"]: f"{labels_of(wf).get(LABEL_DOMAIN)}/{labels_of(wf).get(LABEL_VARIANT)}"
+                  for wf in session.cache.list(WORKFLOW, namespace) if labels_of(wf).get(LABEL_CERTIFICATION) == name}
+    lines = []
+    for run in session.cache.list(WORKLOADRUN, namespace):
+        status = run.get("status") or {}
+        category = categories.get(labels_of(run).get(LABEL_WORKFLOW, ""))
+        if category is None or status.get("phase") != "Running" or not status.get("startTime"):
+            continue
+        try:
+            ran = format_duration(max((now - parse_time(status["startTime"])).total_seconds(), 0.0))
+        except ValueError:
+            continue
+        group = labels_of(run).get(LABEL_GROUP, run["metadata"]["name"])
+        job = session.cache.get(JOB, job_name_of_run(run["metadata"]["name"]), namespace) or {}
+        bound = (job.get("spec") or {}).get("timeout")
+        nodes = len(status.get("nodes") or []) or len(group_nodes(job))
+        lines.append(f"{category} {group}: running" + (f" on {nodes} node(s)" if nodes else "") + f" for {ran}"
+                     + (f" (timeoutPerJob {bound})" if bound else ""))
+    return lines

@@ -1,6 +1,6 @@
 """The console's certification read model per refresh, on one certification of 4 categories with 1,024 Jobs each, while
 one Job changes per refresh. First the console's informer as it is (each kind and each Workflow's Jobs kept from the
-cache's changes: store/cacheview.py, views.CachedJoin) against as it was (`WholeKinds`: a kind that changed
+cache's changes: store/cacheview.py, views.join.CachedJoin) against as it was (`WholeKinds`: a kind that changed
 sorted, kept to the namespace and split whole, a changed Workflow's Jobs sorted and filtered again), by turns on the
 same changes. Then joined from the snapshot's lists (every refresh redoes the whole join) against the informer's join
 over the watch cache (a view is rebuilt only when one of its own objects changed).
@@ -41,7 +41,7 @@ from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN
-from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
+from nvcre_tui.engine.views.snapshot import SNAPSHOT_KINDS, Snapshot
 
 Obj = dict[str, Any]
 CATEGORIES, JOBS_PER_CATEGORY = 4, 1024

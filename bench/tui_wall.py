@@ -39,7 +39,8 @@ from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.report.nodestates import NodeStateModel
 from nvcre_tui.engine.report.readmodel import CertificationView
-from nvcre_tui.engine.views import Snapshot, node_domain, node_states
+from nvcre_tui.engine.views.nodes import node_domain, node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.wall import CountDigits, WallScreen
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap

@@ -39,7 +39,7 @@ from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.units import count
 from nvcre_tui.policy import Policy
 from nvcre_tui.screens.base import NvcreScreen

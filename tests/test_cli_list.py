@@ -188,7 +188,8 @@ def test_certifications_created_in_one_second_are_ordered_as_they_were_created(t
     from nvcre_tui.engine.controllers import conditions as cond
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.sim.scenario import load_scenario
-    from nvcre_tui.engine.views import Snapshot, certification_rows
+    from nvcre_tui.engine.views.certifications import certification_rows
+    from nvcre_tui.engine.views.snapshot import Snapshot
     from tests.engine.test_certifications_share_nodes import CASE, certification
 
     state, history = tmp_path / "sim.db", tmp_path / "history.db"

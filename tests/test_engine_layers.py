@@ -24,6 +24,9 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "runners": LEAVES | {"api", "planning", "judging", "parsers", "workloads", "sim", "kube", "store", "controllers.conditions"},
     "history": LEAVES | {"api", "report", "views", "store", "judging", "diagnose", "controllers.conditions", "controllers.iterations", "outfiles",
                          "parsers.measurements", "grants"},  # a refused delete names the role that grants it  # is the default place writable; a diagnosis's verdict rows explain a node it left unjudged
+    "views": LEAVES | {"api", "report", "judging", "diagnose", "controllers.conditions", "controllers.certification", "controllers.iterations",
+                       "controllers.job", "kube.held", "parsers.measurements", "planning.discovery", "store.cache", "store.cacheview",
+                       "store.protocol"},  # the console's read of the read model: what holds a deletion, what a held category waits for
 }
 EXCEPTIONS = {
     ("api/options.py", "judging.thresholds"),  # option validation checks threshold expressions (lazy import)

@@ -39,7 +39,7 @@ from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
-from nvcre_tui.engine.views import no_output
+from nvcre_tui.engine.views.waiting import no_output
 from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 

@@ -102,7 +102,8 @@ def waiting_of(cert: dict[str, Any], workflows: Sequence[dict[str, Any]] | None)
     """Why a RUNNING certification none of whose categories has started waits (views.waiting_to_start), else None; a
     damaged one (still listed) is not read further. Without its Workflows (a user who may not read them) its
     categories' statuses say it alone."""
-    from nvcre_tui.engine.views import Snapshot, waiting_to_start
+    from nvcre_tui.engine.views.snapshot import Snapshot
+    from nvcre_tui.engine.views.waiting import waiting_to_start
 
     if damaged_object(CERTIFICATION.kind, cert) is not None:
         return None

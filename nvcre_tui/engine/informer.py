@@ -20,7 +20,8 @@ from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.cacheview import CacheView
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, ResourceKind
-from nvcre_tui.engine.views import SNAPSHOT_KINDS, CachedJoin, NodeStateModels, Snapshot
+from nvcre_tui.engine.views.join import CachedJoin
+from nvcre_tui.engine.views.snapshot import SNAPSHOT_KINDS, NodeStateModels, Snapshot
 
 
 class Informer:

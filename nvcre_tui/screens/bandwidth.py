@@ -33,7 +33,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.report.nodestates import job_outcome
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.bandwidth import MEDIAN_GLYPH, OUTLIER_GLYPH, SERIES_GLYPHS, BandwidthHistogram, BandwidthPlot, Outlier, Series, find_outliers, size_label
 from nvcre_tui.widgets.detail import shown_measurement

@@ -17,7 +17,7 @@ from textual.screen import ModalScreen, Screen
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import NODE
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.confirm import ConfirmModal
 
 if TYPE_CHECKING:

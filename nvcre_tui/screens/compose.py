@@ -24,7 +24,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text, read_text
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.paths import typed_path
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen
 from nvcre_tui.screens.confirm import ConfirmModal

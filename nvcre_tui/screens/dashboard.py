@@ -23,9 +23,12 @@ from nvcre_tui.engine.api.nodes import NO_NODES, NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (RUNNING_AGAIN, TESTED_NOW, UNBLAMED, UNDER_SUSPICION, UNDER_TEST, Snapshot, categories_held,
-                                   certification_rows, deleting_result, deletion_said, diagnosis_suspects, failure_rows, fault_rows, fleet_summary, node_states,
-                                   pods_waiting, states_scope, suspicion_said, unblamed_failures, waiting_to_start)
+from nvcre_tui.engine.views.certifications import certification_rows, deleting_result, deletion_said
+from nvcre_tui.engine.views.failures import UNBLAMED, failure_rows, fault_rows, unblamed_failures
+from nvcre_tui.engine.views.nodes import node_states, states_scope
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import RUNNING_AGAIN, TESTED_NOW, UNDER_SUSPICION, UNDER_TEST, diagnosis_suspects, fleet_summary, suspicion_said
+from nvcre_tui.engine.views.waiting import categories_held, pods_waiting, waiting_to_start
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.failures_pane import FailuresPane

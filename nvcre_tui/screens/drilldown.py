@@ -38,10 +38,14 @@ from nvcre_tui.engine.diagnose.summary import crossing, record_text, rounds_weig
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
-from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView
+from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, pods_pending
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import (FailureRow, InfraFault, PodsWaiting, Snapshot, category_faults, category_unblamed,
-                                   JobIndex, deleting_result, deletion_said, diagnose_state, diagnosis_progress, diagnose_verdicts, pods_pending, pods_waiting, unblamed_subject)
+from nvcre_tui.engine.views.certifications import deleting_result, deletion_said
+from nvcre_tui.engine.views.diagnosis import InfraFault, category_faults, diagnose_state, diagnose_verdicts
+from nvcre_tui.engine.views.failures import FailureRow, JobIndex, category_unblamed, unblamed_subject
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import diagnosis_progress
+from nvcre_tui.engine.views.waiting import PodsWaiting, pods_waiting
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement

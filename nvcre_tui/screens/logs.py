@@ -29,7 +29,8 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.views import Snapshot, no_output
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.waiting import no_output
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.log_view import LogLines, LogView
 

@@ -29,7 +29,9 @@ from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, narrowing_set, node_history, node_states, state_word
+from nvcre_tui.engine.views.nodes import node_history, node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import narrowing_set, state_word
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement

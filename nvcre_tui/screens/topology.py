@@ -22,8 +22,10 @@ from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import MARKS, sentinel_view, unreadable_requests
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
-from nvcre_tui.engine.views import (Snapshot, clique_marks, infrastructure_faults, narrowing_set, node_domain, node_states,
-                                   same_objects, state_word, states_scope, suspect_legend)
+from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
+from nvcre_tui.engine.views.nodes import node_domain, node_states, states_scope
+from nvcre_tui.engine.views.snapshot import Snapshot, same_objects
+from nvcre_tui.engine.views.suspicion import narrowing_set, state_word, suspect_legend
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.fitted_list import cut_at_word

@@ -28,10 +28,14 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
-from nvcre_tui.engine.views import (OUT_OF_REACH, TESTED_NOW, UNDER_SUSPICION, FailureRow, Snapshot, blamed_and_running, categories_held,
-                                   categories_waiting_for_nodes, certification_nodes, clique_marks, deleting_result, failure_rows, fault_rows, infrastructure_faults,
-                                   node_domain, node_states, same_objects, state_word, suspect_legend, suspects_under_test, targeted_nodes, unblamed_failures, under_suspicion,
-                                   waiting_to_start)
+from nvcre_tui.engine.views.certifications import deleting_result
+from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
+from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, failure_rows, fault_rows, unblamed_failures
+from nvcre_tui.engine.views.nodes import certification_nodes, node_domain, node_states, targeted_nodes
+from nvcre_tui.engine.views.snapshot import Snapshot, same_objects
+from nvcre_tui.engine.views.suspicion import (TESTED_NOW, UNDER_SUSPICION, blamed_and_running, state_word, suspect_legend, suspects_under_test,
+                                              under_suspicion)
+from nvcre_tui.engine.views.waiting import categories_held, categories_waiting_for_nodes, waiting_to_start
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList
 from nvcre_tui.widgets.legend import Legend

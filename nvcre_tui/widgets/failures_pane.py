@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from nvcre_tui.engine.api.vocabulary import NodeState
-from nvcre_tui.engine.views import FailureRow
+from nvcre_tui.engine.views.failures import FailureRow
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.verdict_mark import conviction_said
 

@@ -19,7 +19,7 @@ from nvcre_tui.engine.judging.measure import stored_value
 from nvcre_tui.engine.parsers import parse_nccl
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.bandwidth import BandwidthScreen, job_rows, median_curve
 from nvcre_tui.widgets.bandwidth import (
     MEDIAN_GLYPH,
@@ -255,7 +255,7 @@ def test_snapshot_bandwidth_screen(snap_compare: Any, finished_state: Path) -> N
 def test_a_groups_repeated_runs_are_numbered_and_a_diagnose_test_is_not() -> None:
     """intra-rack twice, then onFailure: diagnose: `group-0 #1` and `group-0 #2`, but `r1-part-0` alone (its Job
     carries the last iteration's label; `#2` read as if the test were an iteration's)."""
-    from nvcre_tui.engine.views import Snapshot
+    from nvcre_tui.engine.views.snapshot import Snapshot
     from tests.scenarios.harness import run_case
 
     objects = run_case("repeat-on-failure-every-iteration").objects

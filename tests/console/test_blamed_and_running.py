@@ -8,7 +8,9 @@ from textual.widgets import Static
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.api.bodies import orchestration_of
 from nvcre_tui.engine.store import WORKFLOW
-from nvcre_tui.engine.views import RUNNING_AGAIN, Snapshot, blamed_and_running, fleet_summary, node_states
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import RUNNING_AGAIN, blamed_and_running, fleet_summary
 from nvcre_tui.widgets.item_line import ItemLine
 
 from .harness import intra_all_reduce, session_with

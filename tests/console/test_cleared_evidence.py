@@ -12,7 +12,8 @@ from typing import Any
 from textual.widgets import Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import Snapshot, diagnose_state
+from nvcre_tui.engine.views.diagnosis import diagnose_state
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import FABRIC_AND_SLOW_GPU, open_drilldown, open_node_screen, reopen

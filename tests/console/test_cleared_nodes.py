@@ -13,7 +13,9 @@ import pytest
 from textual.widgets import DataTable, Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import JobIndex, Snapshot, node_history
+from nvcre_tui.engine.views.failures import JobIndex
+from nvcre_tui.engine.views.nodes import node_history
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.node import NodeScreen
 

@@ -9,7 +9,10 @@ from nvcre_tui.engine.api.bodies import certification_status, orchestration_of
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
-from nvcre_tui.engine.views import Snapshot, failure_rows, fleet_summary, node_states
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import fleet_summary
 
 from .harness import DIAGNOSE, FLAKY_AND_FABRIC, session_with
 

@@ -16,7 +16,10 @@ from nvcre_tui.engine.api.damage import DamagedObject, damaged_object, unshowabl
 from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.session import Session
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, ResourceKind
-from nvcre_tui.engine.views import Snapshot, certification_rows, failure_rows, node_states
+from nvcre_tui.engine.views.certifications import certification_rows
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 
 from .harness import certification_body, reopen
 

@@ -15,7 +15,10 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.report.readmodel import CategoryView
 from nvcre_tui.engine.session import Session
 from nvcre_tui.engine.units import count
-from nvcre_tui.engine.views import Snapshot, convicting_job, diagnose_state, node_history, node_states
+from nvcre_tui.engine.views.diagnosis import diagnose_state
+from nvcre_tui.engine.views.failures import convicting_job
+from nvcre_tui.engine.views.nodes import node_history, node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.widgets.item_line import ItemLine
 
@@ -208,7 +211,7 @@ async def test_on_failure_diagnose_shows_which_suspects_each_round_tests() -> No
     outranked running). A suspect the current round tests shows running, so the map and the header counts move
     round by round; the others stay suspect. The reference partners beside it show passed (they read as suspects)."""
     from nvcre_tui.engine.diagnose import stored_partners
-    from nvcre_tui.engine.views import fleet_summary
+    from nvcre_tui.engine.views.suspicion import fleet_summary
 
     app = await _on_failure_diagnosis(wall=False)
     async with app.run_test(size=(120, 40)):
@@ -325,7 +328,7 @@ async def test_a_failed_test_shows_its_members_suspect_before_its_round_is_weigh
     healthy before (a reference partner) is never made one by a failed test beside it."""
     from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN
     from nvcre_tui.engine.sim.scenario import load_scenario
-    from nvcre_tui.engine.views import Snapshot
+    from nvcre_tui.engine.views.snapshot import Snapshot
 
     (tmp_path / "fleet.yaml").write_text(MID_ROUND_FLEET)
     session = await session_with(DIAGNOSE, settle=False, scenario=load_scenario(tmp_path / "fleet.yaml"))
@@ -359,7 +362,7 @@ def test_suspects_under_test_include_those_whose_test_waits_for_its_pods() -> No
     from types import SimpleNamespace
     from typing import Any, cast
 
-    from nvcre_tui.engine.views import suspects_under_test
+    from nvcre_tui.engine.views.suspicion import suspects_under_test
 
     category = SimpleNamespace(orchestration={"diagnose": {"suspectNodes": ["n1", "n2", "n3", "n4"]}})
     snapshot = cast(Any, SimpleNamespace(views={"c": SimpleNamespace(name="c", categories=[category])}))

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import node_states
+from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import DIAGNOSE, open_drilldown, reopen, session_run_for, session_with
@@ -19,7 +19,7 @@ from .harness import DIAGNOSE, open_drilldown, reopen, session_run_for, session_
 async def test_the_cursor_the_user_moved_stays_when_the_first_failure_comes() -> None:
     """The drill-down opens on the first failed node; opened before any failure and moved by the user, it jumped to
     the first failure when one came (a review found it). Once moved, the cursor is the user's."""
-    from nvcre_tui.engine.views import Snapshot
+    from nvcre_tui.engine.views.snapshot import Snapshot
 
     session = await session_run_for(DIAGNOSE, 30)  # screening under way, nothing failed yet
     assert session.engine is not None

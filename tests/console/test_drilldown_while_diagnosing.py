@@ -11,7 +11,8 @@ from typing import Any
 from textual.widgets import Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import UNDER_SUSPICION, diagnose_state
+from nvcre_tui.engine.views.diagnosis import diagnose_state
+from nvcre_tui.engine.views.suspicion import UNDER_SUSPICION
 from nvcre_tui.screens.drilldown import DrilldownScreen
 
 from .harness import DIAGNOSE, FABRIC_AND_SLOW_GPU, certification_body, session_with

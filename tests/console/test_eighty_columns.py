@@ -10,7 +10,9 @@ from pathlib import Path
 from textual.widgets import Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import diagnose_state, node_states, suspects_under_test
+from nvcre_tui.engine.views.diagnosis import diagnose_state
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.suspicion import suspects_under_test
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.failures_pane import FailuresPane

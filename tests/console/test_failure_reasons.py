@@ -10,7 +10,9 @@ from pathlib import Path
 from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import Snapshot, failure_rows, node_states
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.widgets.rack_map import RackMap

@@ -15,7 +15,9 @@ from textual.widgets import DataTable, Static, Tree
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.views import Snapshot, diagnose_verdicts, failure_rows
+from nvcre_tui.engine.views.diagnosis import diagnose_verdicts
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
@@ -118,7 +120,7 @@ async def test_read_only_reaches_evidence_and_logs_too(finished_intra_node: Path
 
 
 async def test_cells_are_plain_text_never_markup() -> None:
-    from nvcre_tui.engine.views import FailureRow
+    from nvcre_tui.engine.views.failures import FailureRow
 
     app = NvcreApp(session=await session_with(settle=False), live=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -157,7 +159,7 @@ async def test_a_node_a_running_diagnosis_convicted_is_listed_before_the_run_end
 async def test_a_category_run_twice_is_named_by_its_number_in_the_pane_and_the_node_screen() -> None:
     """A certification running nccl-all-reduce twice: the pane's Category and the node screen's Jobs said
     "communication/nccl-all-reduce" for both, where the report and the wall say #1 and #2."""
-    from nvcre_tui.engine.views import node_history
+    from nvcre_tui.engine.views.nodes import node_history
 
     session = await session_with(INTRA_NODE_TWICE)
     snapshot = await Snapshot.read(session.store)
@@ -181,7 +183,7 @@ async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blam
     from dataclasses import replace
 
     from nvcre_tui.engine.report import nodestates
-    from nvcre_tui.engine.views import _merge
+    from nvcre_tui.engine.views.failures import _merge
 
     # One group's blame is weighed once, not once per member: a group of 1024 blamed together took 0.9 s a redraw.
     weighed: list[str] = []

@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import DataTable, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.node import NodeScreen

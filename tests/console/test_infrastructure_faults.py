@@ -13,7 +13,10 @@ from typing import Any
 from textual.widgets import Static, Tree
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import InfraFault, Snapshot, fault_rows, infrastructure_faults, node_states
+from nvcre_tui.engine.views.diagnosis import InfraFault, infrastructure_faults
+from nvcre_tui.engine.views.failures import fault_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
@@ -149,7 +152,7 @@ async def test_the_topology_map_marks_the_cliques_while_it_groups_by_them(finish
 
 def _faults_of(state: Any) -> list[Any]:
     from nvcre_tui.engine.report.readmodel import CategoryView
-    from nvcre_tui.engine.views import category_faults
+    from nvcre_tui.engine.views.diagnosis import category_faults
 
     workflow = {"metadata": {"name": "wf"}, "spec": {"orchestration": {"diagnose": {}}, "jobTemplate": {"spec": {}}},
                 "status": {"orchestration": {"diagnose": state.to_dict()}}}
@@ -162,7 +165,7 @@ def test_links_that_failed_without_one_being_named_are_listed_too() -> None:
     from dataclasses import replace
 
     from nvcre_tui.engine.diagnose import Note
-    from nvcre_tui.engine.views import clique_marks
+    from nvcre_tui.engine.views.diagnosis import clique_marks
     from tests.engine.test_diagnose import _oracle, simulate
 
     domains = {f"clique-{c}": [f"clique-{c}-n{i}" for i in range(4)] for c in "abcd"}
@@ -179,7 +182,7 @@ def test_links_that_failed_without_one_being_named_are_listed_too() -> None:
 
 def test_a_fault_of_the_whole_fabric_marks_every_clique() -> None:
     """Every link failed its tests: one fault naming every clique, each marked on the map."""
-    from nvcre_tui.engine.views import clique_marks
+    from nvcre_tui.engine.views.diagnosis import clique_marks
     from tests.engine.test_diagnose import _oracle, simulate
 
     domains = {f"clique-{c}": [f"clique-{c}-n{i}" for i in range(4)] for c in "abcd"}

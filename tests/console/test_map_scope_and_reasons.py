@@ -9,7 +9,8 @@ from pathlib import Path
 from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import failure_rows, node_states
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.item_line import ItemLine

@@ -14,7 +14,8 @@ from nvcre_tui.engine.api.vocabulary import NodeState
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
-from nvcre_tui.engine.views import node_states, unblamed_failures
+from nvcre_tui.engine.views.failures import unblamed_failures
+from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.screens.dashboard import DashboardScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.wall import COUNTERS, TALLIED, WallScreen

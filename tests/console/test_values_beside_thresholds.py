@@ -18,7 +18,7 @@ from nvcre_tui.engine.judging.thresholds import compile_threshold
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW
-from nvcre_tui.engine.views import InfraFault
+from nvcre_tui.engine.views.diagnosis import InfraFault
 from nvcre_tui.screens.bandwidth import BandwidthScreen
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.node import timeline_text

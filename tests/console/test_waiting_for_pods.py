@@ -16,8 +16,11 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.session import SIM_START, SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
+from nvcre_tui.engine.report.readmodel import pods_pending
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB
-from nvcre_tui.engine.views import Snapshot, node_history, node_states, pods_pending, pods_waiting
+from nvcre_tui.engine.views.nodes import node_history, node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.waiting import pods_waiting
 from nvcre_tui.screens.drilldown import DrilldownScreen
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.screens.topology import TopologyScreen

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import failure_rows
+from nvcre_tui.engine.views.failures import failure_rows
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.fitted_list import Entry, FittedList, cut_at_word, fit
 
@@ -94,7 +94,7 @@ def test_a_failed_workload_is_said_by_its_reason_and_verdict_not_the_engine_mess
     """Found on the wall after diagnose-flaky-and-fabric: gpu-node-06's line was the engine's raw message ("... NCCL
     WARN NET/IB : Got completion from peer 10.0.53.212<53079> with status=12 opcode=0 len=0 vendor err 129 ..."),
     where the failures pane says WorkloadFailed."""
-    from nvcre_tui.engine.views import FailureRow
+    from nvcre_tui.engine.views.failures import FailureRow
     from nvcre_tui.screens.wall import said
 
     raw = ("nccl output unreadable: no nccl-tests result rows: NCCL failed: 'gpu-node-06:86110:86117 [0] NCCL WARN NET/IB : Got "

@@ -11,7 +11,7 @@ from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.store.protocol import CERTIFICATION
-from nvcre_tui.engine.views import Snapshot
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.screens.wall import WallScreen
 from nvcre_tui.widgets.fitted_list import FittedList

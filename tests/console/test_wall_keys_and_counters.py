@@ -170,7 +170,9 @@ async def test_suspects_whose_test_waits_for_pods_are_said_waiting_not_running()
 
     from nvcre_tui.engine.session import SimSession
     from nvcre_tui.engine.store import CERTIFICATION
-    from nvcre_tui.engine.views import Snapshot, node_states, suspects_under_test
+    from nvcre_tui.engine.views.nodes import node_states
+    from nvcre_tui.engine.views.snapshot import Snapshot
+    from nvcre_tui.engine.views.suspicion import suspects_under_test
 
     from .harness import default_scenario
 

@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Digits, Static
 
 from nvcre_tui.app import NvcreApp
-from nvcre_tui.engine.views import node_states
+from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.screens.wall import WallMap, WallScreen
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap

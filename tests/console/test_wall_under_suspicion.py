@@ -17,7 +17,10 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
-from nvcre_tui.engine.views import UNDER_SUSPICION, Snapshot, failure_rows, node_states, suspects_under_test, under_suspicion
+from nvcre_tui.engine.views.failures import failure_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.suspicion import UNDER_SUSPICION, suspects_under_test, under_suspicion
 from nvcre_tui.screens.node import NodeScreen
 from nvcre_tui.screens.topology import TopologyScreen
 from nvcre_tui.screens.wall import WallScreen

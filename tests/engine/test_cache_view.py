@@ -1,4 +1,4 @@
-"""The informer keeps each kind (store/cacheview.py) and each Workflow's Jobs (views.CachedJoin) from the cache's change
+"""The informer keeps each kind (store/cacheview.py) and each Workflow's Jobs (views.join.CachedJoin) from the cache's change
 events: after any adds, updates and deletes, its snapshot equals a full rebuild from the cache's lists (each kind
 sorted, kept to the namespace, damaged objects left out and named, certifications joined from the lists), a snapshot
 taken earlier does not change, and a refresh after one Job changed reads that Job, not every Job of the fleet."""
@@ -31,7 +31,7 @@ from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.cacheview import CacheView, LabelGroup
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind
-from nvcre_tui.engine.views import SNAPSHOT_KINDS, Snapshot
+from nvcre_tui.engine.views.snapshot import SNAPSHOT_KINDS, Snapshot
 
 Obj = dict[str, Any]
 NAMESPACES = ("default", "team-b")

@@ -20,7 +20,7 @@ from nvcre_tui.engine.store.cacheview import CacheView
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.memory import MemoryStore
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW
-from nvcre_tui.engine.views import CachedJoin
+from nvcre_tui.engine.views.join import CachedJoin
 
 Obj = dict[str, Any]
 CERTS = ("cert-a", "cert-b")

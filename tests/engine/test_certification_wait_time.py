@@ -62,7 +62,8 @@ async def test_the_time_a_certification_waited_for_nodes_is_said_apart_from_its_
     assert ran_second == ran and waited_second == ran, (ran_second, waited_second)  # it waited as long as first ran
     assert f"Runtime:        {format_duration(ran)}\n" in text and f"Waited:         {format_duration(ran)} for nodes" in text, text
     assert "<th>Waited</th>" in html or ">Waited<" in html
-    from nvcre_tui.engine.views import Snapshot, certification_rows
+    from nvcre_tui.engine.views.certifications import certification_rows
+    from nvcre_tui.engine.views.snapshot import Snapshot
 
     shown = {r.name: r.runtime for r in certification_rows(await Snapshot.read(store), clock.now())}  # the dashboard, as the report
     assert shown == {"first": format_duration(ran), "second": f"{format_duration(ran)} (+{format_duration(ran)} waited)"}, shown

@@ -225,7 +225,8 @@ async def second_held() -> Any:
     """A simulator session where certification first runs on gpu-node-01 and -02, and second (gpu-node-02 and -03)
     waits for it: run until second's category is held."""
     from nvcre_tui.engine.session import SimSession
-    from nvcre_tui.engine.views import Snapshot, categories_held
+    from nvcre_tui.engine.views.snapshot import Snapshot
+    from nvcre_tui.engine.views.waiting import categories_held
 
     session = await SimSession.open(load_scenario(CASE / "scenario.yaml"), None)
     assert session.engine is not None

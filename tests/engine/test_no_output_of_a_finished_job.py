@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, NAMESPACE_TERMINATING
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.views import no_output
+from nvcre_tui.engine.views.waiting import no_output
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, LABEL_CERTIFICATION, LABEL_WORKFLOW
-from nvcre_tui.engine.views import NodeStateModels, Snapshot, node_states
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import NodeStateModels, Snapshot
 
 Obj = dict[str, Any]
 NODES = [f"node-{i:02d}" for i in range(24)]

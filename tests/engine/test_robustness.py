@@ -20,7 +20,9 @@ from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, CONFIGMAP, JOB, NODE, WORKFLOW
-from nvcre_tui.engine.views import Snapshot, certification_rows, node_states
+from nvcre_tui.engine.views.certifications import certification_rows
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 
 Obj = dict[str, Any]
 SMALL = Scenario.model_validate({"name": "small", "seed": 3, "nodes": [{"count": 4, "cliques": 1}],

@@ -139,7 +139,8 @@ async def test_a_diagnosis_stops_on_a_group_that_tested_nothing_and_convicts_no_
         assert len(wf["status"]["orchestration"]["iterationHistory"]) == 2
         # The map agrees: a stopped diagnosis weighs no round any more, and the group that tested nothing makes no
         # suspect of its members (a review found both: "... diagnose round 1 weighs it", for ever).
-        from nvcre_tui.engine.views import Snapshot, node_states
+        from nvcre_tui.engine.views.nodes import node_states
+        from nvcre_tui.engine.views.snapshot import Snapshot
 
         states = node_states(await Snapshot.read(session.store, "default"))
         assert not any("weighs it" in detail for _, detail in states.values()), states
@@ -468,7 +469,8 @@ async def test_the_suspects_a_stopped_diagnosis_leaves_are_inconclusive_on_the_m
     `certification list` FAILED NODES 0; they are inconclusive (the diagnosis's word for a node it could not decide)."""
     from collections import Counter
 
-    from nvcre_tui.engine.views import Snapshot, certification_nodes, node_states
+    from nvcre_tui.engine.views.nodes import certification_nodes, node_states
+    from nvcre_tui.engine.views.snapshot import Snapshot
 
     wf, jobs, session, refused = await _diagnosis_with_a_second_wave_job_refused()
     try:

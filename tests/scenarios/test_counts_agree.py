@@ -21,7 +21,8 @@ from nvcre_tui.engine.controllers.iterations import inconclusive_names
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.text import render_text
-from nvcre_tui.engine.views import Snapshot, certification_nodes, node_states
+from nvcre_tui.engine.views.nodes import certification_nodes, node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
 from tests.scenarios.harness import CASES, RUN_LIMIT_SECONDS, case_names, catalog, run_case, snapshot, start_certification

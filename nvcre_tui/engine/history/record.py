@@ -27,7 +27,8 @@ from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report.model import category_report, report_of
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
-from nvcre_tui.engine.views import Snapshot, node_states
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 
 Obj = dict[str, Any]
 

@@ -5,5 +5,5 @@ shows (running, the latest finished, every failure nothing newer replaced).
 
 May import api, judging, parsers, diagnose (its readable summary), controllers.conditions, controllers.iterations
 (a finished iteration's groups with their nodes) and the leaf modules; never store, runners or the console. The
-console's views (engine/views.py) read the same model.
+console's views (engine/views/) read the same model.
 """

@@ -4,7 +4,7 @@ Jobs, in category order, with each category's recorded iterations.
 The join is by label inside the object's namespace, the way `kubectl get -n NS -l` would find them: Workflows by
 `nvcre.nvidia.com/certification`, Jobs by `nvcre.nvidia.com/workflow` (a namesake in another namespace is another
 certification); from lists (`Joined`) or, for the console, from the watch cache's label indexes
-(`views.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
+(`views.join.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
 the console's views (dashboard, map, wall, node screen) and the history archive read certifications through
 this, so they cannot disagree about which objects belong together or which iteration a group ran in.
 """

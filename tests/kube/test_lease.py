@@ -278,7 +278,7 @@ async def test_hold_gives_up_before_anyone_may_take_over(memory, clock, broken) 
 
 async def test_the_lease_says_what_its_holders_engine_runs_workloads_with(memory, clock) -> None:
     """Read by a process about to create a certification: a real-pod engine would fail the simulated fleet's runs,
-    the fleet would play a certification meant for GPUs (cli/run.py refuses both)."""
+    the fleet would play a certification meant for GPUs (cli/run/create.py refuses both)."""
     a = lease(memory, clock, "a")
     a.runner = "simulated-fleet"
     await a.try_acquire()

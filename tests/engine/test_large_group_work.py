@@ -12,10 +12,13 @@ import pytest
 
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers import workflow
 from nvcre_tui.engine.history import record
+from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
+from nvcre_tui.engine.views import Snapshot, node_states
 
 Obj = dict[str, Any]
 NODES = 16
@@ -42,6 +45,19 @@ async def finished_full_scale() -> tuple[SimSession, Obj]:
     return session, cert
 
 
+def counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[tuple[Any, ...]]:
+    """Every call of `module.name` from now on, by its arguments."""
+    calls: list[tuple[Any, ...]] = []
+    function = getattr(module, name)
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return function(*args)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 async def test_a_record_reads_each_jobs_failures_once_not_once_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
     session, cert = await finished_full_scale()
     try:
@@ -61,5 +77,29 @@ async def test_a_record_reads_each_jobs_failures_once_not_once_per_member(monkey
         assert len(built.results) == NODES
         assert all(result.state == "suspect" and len(result.jobs[0]["failures"]) == 1 for result in built.results)
         assert len(reads) == 1, f"the Job's failures were read {len(reads)} times for {NODES} members"
+    finally:
+        await session.close()
+
+
+async def test_a_workflows_verdict_weighs_a_groups_blame_once_per_reason_not_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    weighed = counting(monkeypatch, workflow, "blamed_together")
+    session, cert = await finished_full_scale()
+    try:
+        [wf] = session.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, "full")
+        assert "(all only with their whole group: no node named)" in str(wf["status"]["conditions"])
+        assert 0 < len(weighed) < NODES, f"{len(weighed)} weighings of one group's blame for {NODES} members"
+    finally:
+        await session.close()
+
+
+async def test_node_states_weigh_a_jobs_blame_once_per_reason_not_per_member(monkeypatch: pytest.MonkeyPatch) -> None:
+    session, cert = await finished_full_scale()
+    try:
+        workflows = session.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, "full")
+        jobs = [job for wf in workflows for job in session.cache.owned_by(wf["metadata"]["uid"], JOB)]
+        weighed = counting(monkeypatch, nodestates, "blamed_together")
+        states = node_states(Snapshot(nodes=session.cache.list(NODE), certifications=[cert], workflows=workflows, jobs=jobs), "full")
+        assert [state for state, _ in states.values()] == ["suspect"] * NODES
+        assert len(weighed) == 1, f"{len(weighed)} weighings of one Job's blame for {NODES} members"
     finally:
         await session.close()

@@ -404,8 +404,12 @@ def _blamed_only_together(recorded: Sequence[Mapping[str, Any]], jobs: Mapping[s
             if group["phase"] != FAILED:
                 continue
             blamed = group_failures(group, group["nodes"], jobs.get(str(group.get("jobRef"))))
+            words: dict[str, bool] = {}  # per reason, the same for every failure of it (weighed per failure: O(n²))
             for failure in blamed:
-                (together if blamed_together(group["nodes"], blamed, str(failure.get("reason") or "")) else alone).add(str(failure["name"]))
+                reason = str(failure.get("reason") or "")
+                if reason not in words:
+                    words[reason] = blamed_together(group["nodes"], blamed, reason)
+                (together if words[reason] else alone).add(str(failure["name"]))
     return together - alone
 
 

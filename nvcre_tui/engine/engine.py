@@ -38,6 +38,7 @@ from nvcre_tui.engine.controllers.certification import is_held, reconcile_certif
 from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.job import reconcile_job
+from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
 from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_finished
 from nvcre_tui.engine.planning.catalog import Catalog
@@ -110,7 +111,9 @@ class Engine:
         self.tell: Callable[[str], None] = lambda message: None
         self.runner_failure: str | None = None  # the runner's fleet tick's failure while it lasts (None once a tick succeeds)
         self._told: set[str] = set()
-        self.ctx = Context(store=self.store, clock=clock, catalog=catalog, runner=runner)
+        # The live loop's share of the event loop (`run` sets its seconds): reconcilers breathe through ctx.slice too.
+        self.slice = TimeSlice()
+        self.ctx = Context(store=self.store, clock=clock, catalog=catalog, runner=runner, slice=self.slice)
         self.world = World(self.cache)
         self.queue = WorkQueue(clock)
         self.reconciles: Counter[str] = Counter()
@@ -123,7 +126,6 @@ class Engine:
         # `delete --wait` limits it to the deleted certifications' trees (limit_to): it collects what they and earlier
         # deletions left, and starts nothing for any other certification.
         self._scope: Callable[[ResourceKind, Obj], bool] | None = None
-        self._yield_after: float | None = None  # set by `run` for its sweeps
         self.cache.subscribe(self._on_change)
 
     # ----- lifecycle ------------------------------------------------------------------------------------
@@ -331,11 +333,10 @@ class Engine:
         store's writes do not yield, and a console sharing the loop would otherwise wait for the whole pass (at 3,000
         nodes, several Workflow and Certification reconciles: up to 0.9 s). `settle` never pauses (a ManualClock run
         takes in the others' work between passes, as before)."""
-        yield_after = self._yield_after
         await self.start()
         if self._stopped:
             return None
-        paused = time.perf_counter()
+        self.slice.restart()
         for key in self.queue.take_ready():
             if self._stopped:
                 break  # stopped meanwhile: the rest is another engine's now
@@ -344,9 +345,7 @@ class Engine:
                 await self._reconcile(key)
             finally:
                 self.reconciling = False
-            if yield_after is not None and time.perf_counter() - paused >= yield_after:
-                await asyncio.sleep(0)
-                paused = time.perf_counter()
+            await self.slice.breathe()
         return self._wake()
 
     def _wake(self) -> float | None:
@@ -402,11 +401,11 @@ class Engine:
         await self.start()
         try:
             while not self._stopped:
-                self._yield_after = LIVE_YIELD_SECONDS
+                self.slice.seconds = LIVE_YIELD_SECONDS
                 try:
                     await self.sweep()
                 finally:
-                    self._yield_after = None
+                    self.slice.seconds = None
                 await asyncio.sleep(0)
                 if self.queue.has_ready():
                     continue

@@ -29,10 +29,12 @@ FULL_SCALE = {
              "options": {"thresholds": {"busBandwidthGBps": "value >= 900"}}}}  # out of reach: the one Job blames all 16
 
 
-async def finished_full_scale() -> tuple[SimSession, Obj]:
+async def finished_full_scale(slice_seconds: float | None = None) -> tuple[SimSession, Obj]:
+    """A 16-node full-scale certification run to its end (its engine's TimeSlice set to `slice_seconds`)."""
     scenario = Scenario.model_validate({"name": "large group", "seed": 3, "nodes": [{"count": NODES, "cliques": 2}]})
     session = await SimSession.open(scenario, None, history=None)
     assert session.engine is not None
+    session.engine.slice.seconds = slice_seconds
     await session.store.create(CERTIFICATION, FULL_SCALE)
 
     async def done() -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.nodes import plans_the_same
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import NamespaceProbe, Runner
@@ -88,6 +89,8 @@ class Context:
     renders: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
     # What the engine last saw of each running training's progress, by run uid (judging/stall.py): in its own time.
     progress: dict[str, Progress] = field(default_factory=dict)
+    # The engine's share of the event loop: work that grows with a group's nodes breathes through it (the live loop's).
+    slice: TimeSlice = field(default_factory=TimeSlice)
 
     def now(self) -> str:
         """The clock's time, as Kubernetes writes it."""

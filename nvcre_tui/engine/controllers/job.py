@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
@@ -43,7 +44,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.judging.blame import node_at_fault, service_at_fault
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, UNMEASURED_REASONS, Measured, MeasureFailure, measure
-from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes
+from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH, compile_node_health, flagged_nodes, is_flagged
 from nvcre_tui.engine.judging.stall import Progress, standing
 from nvcre_tui.engine.judging.thresholds import (INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, THRESHOLD_VIOLATED, compile_thresholds,
                                                  evaluate_thresholds, violations)
@@ -86,7 +87,7 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         return 0.0
     state = run_status(run)
     phase = state.get("phase")
-    flagged = _unhealthy(job, world)
+    flagged = await _unhealthy(ctx, job, world)
     if flagged and phase not in (SUCCEEDED, FAILED):
         message = f"node health check ({_health_expression(job)}) flagged {', '.join(flagged)}"
         failed = [{"name": name, "reason": HARDWARE_FAILURE_DETECTED, "message": message} for name in flagged]
@@ -514,10 +515,13 @@ def _health_expression(job: Obj) -> str:
     return ((job_spec(job).get("nodeHealthMonitor") or {}).get("cel") or {}).get("expression") or DEFAULT_NODE_HEALTH
 
 
-def _unhealthy(job: Obj, world: World) -> list[str]:
-    """Group members the node health CEL flags (only the group's own Nodes are looked up and evaluated)."""
+async def _unhealthy(ctx: Context, job: Obj, world: World) -> list[str]:
+    """Group members the node health CEL flags (only the group's own Nodes are looked up and evaluated), node by node
+    in the engine's slices of the event loop: CEL over a whole Node takes about 0.4 ms, 1,024 of them 0.3-0.5 s."""
     nodes = [node for name in group_nodes(job) if (node := world.node(name)) is not None]
-    return flagged_nodes(compile_node_health(_health_expression(job)), nodes)
+    check = compile_node_health(_health_expression(job))
+    verdicts = await ctx.slice.map(partial(is_flagged, check), nodes)
+    return flagged_nodes(check, [node for node, flagged in zip(nodes, verdicts, strict=True) if flagged])  # remembered: not evaluated again
 
 
 __all__ = ["reconcile_job", "group_nodes", "job_failed", "is_done"]

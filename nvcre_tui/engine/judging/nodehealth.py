@@ -99,7 +99,8 @@ _VERDICTS: dict[tuple[str, str, str], tuple[Mapping[str, Any], bool]] = {}
 _VERDICTS_LIMIT = 65_536
 
 
-def _unhealthy_memo(check: NodeHealthCheck, node: Mapping[str, Any]) -> bool:
+def is_flagged(check: NodeHealthCheck, node: Mapping[str, Any]) -> bool:
+    """Whether the expression flags the node (an evaluation error counts as healthy), remembered per Node version."""
     meta = node.get("metadata") if isinstance(node, Mapping) else None
     uid, rv = (meta.get("uid"), meta.get("resourceVersion")) if isinstance(meta, Mapping) else (None, None)
     if not isinstance(uid, str) or not isinstance(rv, str):
@@ -117,4 +118,4 @@ def _unhealthy_memo(check: NodeHealthCheck, node: Mapping[str, Any]) -> bool:
 
 def flagged_nodes(check: NodeHealthCheck, nodes: Iterable[Mapping[str, Any]]) -> list[str]:
     """Names of the nodes the expression flags as unhealthy, sorted."""
-    return sorted(node_name(node) or "<unnamed>" for node in nodes if _unhealthy_memo(check, node))
+    return sorted(node_name(node) or "<unnamed>" for node in nodes if is_flagged(check, node))

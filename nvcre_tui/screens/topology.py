@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Input, Select, Static
 
+from nvcre_tui.engine.api.bodies import meta_of
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, RACK_TOPOLOGY_KEYS
 from nvcre_tui.engine.history.baseline import baseline_of
@@ -86,6 +87,9 @@ class TopologyScreen(NvcreScreen):
         self._nodes_seen: list[Obj] | None = None  # the Nodes the keys were read from
         self._marks_seen: tuple[object, list[Obj], list[Obj]] | None = None  # what the marks were computed from
         self._mark_entries: list[str] = []  # the overlay's legend: #marks says them, then the cell mode
+        self._seen = False  # the certification mapped was in a snapshot (one never seen is not said deleted)
+        self._uid: str | None = None  # its uid (a namesake created later is another one)
+        self._gone = False  # the certification mapped was deleted: the map is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -107,6 +111,8 @@ class TopologyScreen(NvcreScreen):
         super().on_mount()
 
     def show(self, snapshot: Snapshot) -> None:
+        if self._certification_gone(snapshot):
+            return
         states = node_states(snapshot, self.certification)
         rack_map = self.query_one(RackMap)
         if not same_objects(snapshot.nodes, self._nodes_seen):  # the Nodes themselves changed (not only their Jobs)
@@ -140,6 +146,39 @@ class TopologyScreen(NvcreScreen):
         self._clique_faults = {clique: "; ".join(dict.fromkeys(f.subject for f in faults if clique in f.cliques)) for f in faults for clique in f.cliques}
         self._show_marks(snapshot)
         self._explain(rack_map.highlighted)
+
+    def _certification_gone(self, snapshot: Snapshot) -> bool:
+        """The map of one certification (the drill-down's `m`) whose certification was deleted: emptied, said on its
+        scope and node lines, and back to the drill-down, which says it once and leaves too. It drew the whole fleet
+        ◦ untested under "certification burn-in", read as a certification that had tested nothing."""
+        if self.certification is None:
+            return False
+        if not self._gone:
+            cert = snapshot.certification(self.certification)
+            uid = str(meta_of(cert or {}).get("uid") or "") or None
+            if not self._seen or (cert is not None and uid == self._uid):
+                self._seen = self._seen or cert is not None
+                self._uid = self._uid if self._uid is not None else uid
+                return False
+            self._gone = True
+            gone = f"certification {self.certification} was deleted"
+            self._scope = gone
+            self.query_one("#scope", Static).update(gone)
+            self.query_one(RackMap).set_nodes([])
+            self._states, self._narrowing, self._clique_faults = {}, set(), {}
+            self._say(f"{gone}: nothing is left to map. esc: back")
+        self._leave()
+        return True
+
+    def _leave(self) -> None:
+        """Back to the screen this one was opened from, once this one is on top (under another it stays empty until then)."""
+        stack = self.app.screen_stack
+        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
+            self.app.pop_screen()
+
+    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
+        if self._gone:
+            self._leave()
 
     def _show_marks(self, snapshot: Snapshot) -> None:
         """Stale marks from the session's archive, or NVSentinel's marks from the Nodes (and requests)."""
@@ -187,6 +226,8 @@ class TopologyScreen(NvcreScreen):
         self._show_legend()
 
     def _explain(self, name: str | None) -> None:
+        if self._gone:  # the line says so (_certification_gone)
+            return
         if not name and self.nodes_withheld():  # an empty map under a legend read as a fleet with no node
             self._say(f"no map: {NODES_WITHHELD}")
             return

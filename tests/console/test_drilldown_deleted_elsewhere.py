@@ -134,3 +134,50 @@ async def test_n_on_a_line_that_is_not_a_node_says_what_to_select(finished_intra
         await pilot.press("n")
         await pilot.pause()
         assert type(app.screen).__name__ == "NodeScreen"  # a node line still opens its record
+
+
+async def test_the_map_of_a_deleted_certification_leaves_with_its_drilldown(finished_intra_node: Path) -> None:
+    """The drill-down's `m` maps its certification alone. Deleted by another client meanwhile, the map stayed, the whole
+    fleet drawn ◦ untested under "certification burn-in": a certification that had tested nothing. It goes back, and
+    the drill-down under it says the deletion once and goes back too."""
+    from nvcre_tui.screens.topology import TopologyScreen
+
+    session = await reopen(finished_intra_node)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await pilot.press("enter", "m")
+        await pilot.pause()
+        assert isinstance(app.screen, TopologyScreen) and app.screen.certification == "burn-in"
+        await delete_elsewhere(session)
+        await app.refresh_snapshot()
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        assert messages(app).count(GONE) == 1
+
+
+async def test_under_a_modal_the_map_of_a_deleted_certification_is_emptied_and_says_so(finished_intra_node: Path) -> None:
+    from nvcre_tui.screens.topology import TopologyScreen
+    from nvcre_tui.widgets.rack_map import RackMap
+
+    session = await reopen(finished_intra_node)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("enter", "m")
+        await pilot.pause()
+        racks = app.screen
+        assert isinstance(racks, TopologyScreen)
+        await pilot.press("question_mark")  # the help over it: the map still shows around it
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await delete_elsewhere(session)
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert racks.query_one(RackMap).cell("gpu-node-01") is None  # no node drawn ◦ untested for a certification gone
+        assert str(racks.query_one("#scope", Static).render()) == "certification burn-in was deleted"
+        assert "nothing is left to map" in str(racks.query_one("#explain", Static).render())
+        await pilot.press("escape")  # the help closes: the map is on top and leaves, then the drill-down
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        assert messages(app).count(GONE) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,7 +37,7 @@ from nvcre_tui.engine.views.suspicion import (TESTED_NOW, UNDER_SUSPICION, blame
                                               under_suspicion)
 from nvcre_tui.engine.views.waiting import categories_held, categories_waiting_for_nodes, waiting_to_start
 from nvcre_tui.screens.base import NvcreScreen
-from nvcre_tui.widgets.fitted_list import Entry, FittedList
+from nvcre_tui.widgets.fitted_list import Entry, FittedList, wrapped
 from nvcre_tui.widgets.legend import Legend
 from nvcre_tui.widgets.node_state import NodeCell, NodeState
 from nvcre_tui.widgets.rack_map import RackMap
@@ -126,6 +126,31 @@ def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blame
     return [Entry(NodeState(URGENT[rank]).glyph, name, detail) for rank, name, detail in urgent]
 
 
+TALLY_LINES, TALLY_PADDING = 2, 2  # #tally's max-height, and its padding left and right (the CSS below)
+
+
+def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines: int = TALLY_LINES) -> str:
+    """Why categories wait (`grouped`: their categories by reason), said after the tally's counts (`before`): each reason
+    with its categories named while the whole fits `lines` lines of `width` columns, else the first named and the
+    others counted ("communication/nccl-loopback +4 more wait for ..."), else counted alone ("5 categories wait for
+    ..."). Named whole, eight categories' names ran past the tally's two lines on 80 and 120 columns and the cut took
+    what they wait for: "...; communication/nccl-loopback, communication/nccl-loopback-nvswitch,"."""
+    def said(name: Callable[[list[str]], str]) -> str:
+        return "".join(f"; {name(categories)} {reason if len(categories) == 1 else re.sub(r'^waits', 'wait', reason)}"
+                       for reason, categories in grouped.items())
+
+    namings: tuple[Callable[[list[str]], str], ...] = (
+        ", ".join,
+        lambda categories: categories[0] + (f" +{len(categories) - 1} more" if len(categories) > 1 else ""),
+        lambda categories: categories[0] if len(categories) == 1 else f"{len(categories)} categories",
+    )
+    for name in namings:
+        text = said(name)
+        if width <= 0 or len(wrapped(before + text, width)) <= lines:
+            break
+    return text
+
+
 # What the title says when the store holds no certification: whether there never was one, or what was last there.
 # "no certification yet" after every certification had been deleted told the room the fleet was never tested. The wall
 # writes nothing: it remembers what it showed, and reads the history's last archived certification.
@@ -195,7 +220,7 @@ class WallScreen(NvcreScreen):
     DEFAULT_CSS = """
     WallScreen #title { height: 1; text-style: bold; padding: 0 1; background: $panel; }
     WallScreen #counters { height: 5; }
-    WallScreen #tally { height: auto; max-height: 2; padding: 0 1; text-overflow: ellipsis; }  /* wraps at words: one line cut its counts on 80 columns */
+    WallScreen #tally { height: auto; max-height: 2; padding: 0 1; text-overflow: ellipsis; }  /* TALLY_LINES, TALLY_PADDING; wraps at words: one line cut its counts on 80 columns */
     WallScreen .counter { width: 1fr; height: 5; border: round $panel; border-title-align: left; border-title-color: $text; border-title-style: bold; }
     WallScreen .counter CountDigits { width: 1fr; }  /* the box's: a count of another width lays nothing out */
     WallScreen #box-inconclusive { min-width: 18; }  /* its title whole on 80 columns (the border keeps 6 cells of it) */
@@ -275,15 +300,13 @@ class WallScreen(NvcreScreen):
         grouped: dict[str, list[str]] = {}
         for category, reason in waits:
             grouped.setdefault(reason, []).append(category)
-        reasons = "".join(f"; {', '.join(categories)} {reason if len(categories) == 1 else re.sub(r'^waits', 'wait', reason)}"
-                          for reason, categories in grouped.items())
         tally = (f"no node counts and no map: {NODES_WITHHELD}" if withheld else note
                  + (("nothing ran; " if ended else "nothing runs yet; ") if targeted is not None else "")
                  + f"of {count(len(states), 'node')}{' targeted' if targeted is not None else ''}: the counters above + "
                  + (f"{len(suspicion)} {NodeState.SUSPECT.glyph} {UNDER_SUSPICION} + " if suspicion else "")
                  + " + ".join(f"{counts[s]} {NodeState(s).glyph} {s}" for s in TALLIED)
                  + (f"; {count(len(every) - len(states), 'other node')} not in it" if len(every) > len(states) else ""))
-        self._say("#tally", tally + reasons)
+        self._say("#tally", tally + waits_said(tally, grouped, self.app.size.width - TALLY_PADDING, TALLY_LINES))
         summary = certification_status(cert or {}).get("summary") or {}
         # Said in words: "FAILED  2/3  (1/2)" read from across the room as two of three failed.
         position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""
@@ -322,6 +345,9 @@ class WallScreen(NvcreScreen):
         # Then the failures that blamed nobody (a measurement missing, a run cut short): the certification failed on them.
         urgent += [Entry(NodeState.FAILED.glyph, row.node, said_unblamed(row)) for row in (unblamed_failures(snapshot, self.current) if self.current else [])]
         self.query_one("#failures", FittedList).set_entries(urgent)  # as many as the pane holds, "+N more" below them
+
+    def on_resize(self) -> None:
+        self.refresh_now()  # the waiting categories named or counted to the new width (waits_said)
 
     def _say(self, line: str, text: str | Text) -> None:
         """Update a line only when what it says changed: an update lays the whole screen out again and draws it anew (the

@@ -227,7 +227,49 @@ async def test_a_certification_waiting_for_another_keeps_its_counts_on_the_tally
         lines = screen_lines(app)
         said = " ".join(line.strip() for line in lines[tally.region.y : tally.region.bottom])
         assert said.startswith("nothing runs yet; of 32 nodes targeted: the counters above + 32 ◷ waiting + 0 ◦ untested + 0 ⊘ excluded"), said
-        assert str(tally.render()).endswith("; diagnostics/dcgm-level4, training/nemotron5-8b wait for an earlier category on the same nodes")
+        # named, or counted where their names would not fit the two rows (waits_said)
+        assert re.search(r"; (diagnostics/dcgm-level4, training/nemotron5-8b|diagnostics/dcgm-level4 \+1 more|2 categories) "
+                         r"wait for an earlier category on the same nodes$", str(tally.render())), str(tally.render())
+
+
+# Six categories on the same nodes: one runs, five wait for it.
+SIX_IN_A_ROW = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: weekly}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node}}
+    - {domain: communication, variant: nccl-all-gather, options: {testScale: intra-node}}
+    - {domain: communication, variant: nccl-alltoall, options: {testScale: intra-node}}
+    - {domain: communication, variant: nccl-loopback}
+    - {domain: communication, variant: nccl-loopback-nvswitch}
+    - {domain: diagnostics, variant: dcgm-level4}
+"""
+WAITING_FIVE = ("communication/nccl-all-gather, communication/nccl-alltoall, communication/nccl-loopback, "
+                "communication/nccl-loopback-nvswitch, diagnostics/dcgm-level4 wait for an earlier category on the same nodes")
+
+
+@pytest.mark.parametrize(("size", "said"), [
+    ((80, 24), "; 5 categories wait for an earlier category on the same nodes"),
+    ((120, 40), "; communication/nccl-all-gather +4 more wait for an earlier category on the same nodes"),
+    ((240, 67), "; " + WAITING_FIVE),
+])
+async def test_many_waiting_categories_are_counted_where_their_names_would_cut_what_they_wait_for(size: tuple[int, int], said: str) -> None:
+    """The operations room's weekly certification of six categories on the same nodes: five wait for the first. Named
+    whole, their names ran past the tally's two rows on 80 and 120 columns, and the cut took what they wait for
+    ("...; communication/nccl-all-gather, communication/nccl-alltoall,"). Where the names do not fit, the first is named
+    and the others counted, else all are counted; the whole line stays in sight."""
+    session = await session_with(SIX_IN_A_ROW, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=60)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        tally = app.screen.query_one("#tally", Static)
+        shown = " ".join(line.strip() for line in screen_lines(app)[tally.region.y : tally.region.bottom])
+        assert shown.startswith("of 32 nodes: the counters above") and shown.endswith(said), shown
 
 
 async def test_the_title_says_what_its_fractions_count() -> None:

@@ -1,6 +1,6 @@
 """A test kubelet for the API-server emulator: plays kube-scheduler, kubelet, the GPUs, and the controllers
-that turn a workload object into pods (Kubeflow Trainer, which makes its JobSet, and JobSet for a TrainJob; the Job controller, which writes its
-status.startTime, for a batch Indexed Job), for nvcre's workloads only. Test code: kept minimal.
+that turn a workload object into pods (Kubeflow Trainer, which makes its JobSet, and JobSet, which writes its status, for a TrainJob; the Job
+controller, which writes its status.startTime, for a batch Indexed Job), for nvcre's workloads only. Test code: kept minimal.
 
 Pods go Pending -> Running -> Succeeded / Failed on the timeline the simulator's physics gives the run
 (`plan_run`, the same seed, the same fleet epoch), and the result pod's log is the simulator's output
@@ -84,9 +84,12 @@ class TestKubelet:
     __test__ = False  # not a pytest class
 
     def __init__(self, store: ResourceStore, server: Any, clock: Clock, scenario: Scenario,
-                 faults: Sequence[PodFault] = ()) -> None:
+                 faults: Sequence[PodFault] = (), *, jobset_controller: bool = True) -> None:
+        """`jobset_controller=False`: the Trainer runs and JobSet's controller does not (its CRD alone): a TrainJob's
+        JobSet is made and never reconciled, and no pod of it is made."""
         self.store, self.server, self.clock, self.scenario = store, server, clock, scenario
         self.faults = list(faults)
+        self.jobset_controller = jobset_controller
         self.fleet = SimulatedFleet(store, clock, scenario, plays_the_cluster=True)  # it cordons the "real" Nodes
         self._layout = fleet_layout(scenario)
         choice = random.Random(f"{scenario.seed}:nccl-format")  # the simulated runner's choice, same seed
@@ -116,6 +119,8 @@ class TestKubelet:
                     await self._sync(workload)
                 if kind is TRAINJOB:
                     await self._jobset_of(workload)
+                    if not self.jobset_controller:
+                        continue  # its JobSet is never reconciled: no Job, no pod
                 played = await self._load(kind, workload)
                 if played is not None:
                     waits.append(await self._play(played))
@@ -129,15 +134,23 @@ class TestKubelet:
 
     async def _jobset_of(self, trainjob: Obj) -> None:
         """What the Trainer's controller does on its first reconcile of a TrainJob: make its JobSet, of its name and
-        namespace, owned by it (the pods are then JobSet's; here _play makes them)."""
+        namespace, owned by it, with its runtime's replicated jobs; and what JobSet's controller then does on its first
+        reconcile (when it runs): write the JobSet's status.replicatedJobsStatus (the pods are then JobSet's Jobs'; here
+        _play makes them)."""
         meta = trainjob["metadata"]
         if meta["uid"] in self._jobsets:
             return
+        try:
+            runtime = await self.store.get(TRAINING_RUNTIME, trainjob["spec"]["runtimeRef"]["name"], meta["namespace"])
+            replicated = [{"name": job["name"], "replicas": job.get("replicas", 1)}
+                          for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]]
+        except (NotFound, KeyError):
+            replicated = []
         jobset = {"apiVersion": f"{JOBSET.group}/{JOBSET.version}", "kind": JOBSET.kind,
                   "metadata": {"name": meta["name"], "namespace": meta["namespace"], "ownerReferences": [
                       {"apiVersion": trainjob["apiVersion"], "kind": trainjob["kind"], "name": meta["name"], "uid": meta["uid"],
                        "controller": True, "blockOwnerDeletion": True}]},
-                  "spec": {"replicatedJobs": []}}
+                  "spec": {"replicatedJobs": replicated}}
         try:
             await self.store.create(JOBSET, jobset)
         except AlreadyExists:
@@ -145,6 +158,10 @@ class TestKubelet:
         except StoreError:  # JobSet's CRD not served, a namespace being terminated: the Trainer would make none either
             return
         self._jobsets.add(meta["uid"])
+        if self.jobset_controller:
+            counts = {"ready": 0, "succeeded": 0, "failed": 0, "active": 0, "suspended": 0}
+            await self.store.patch_status(JOBSET, meta["name"], meta["namespace"], {
+                "replicatedJobsStatus": [{"name": job["name"], **counts} for job in replicated]})
 
     async def _refuse(self, workload: Obj) -> None:
         """What the Trainer's controller does with a TrainJob whose runtime it does not support: Failed, no pods."""

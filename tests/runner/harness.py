@@ -147,12 +147,14 @@ def simulator_report(case: str) -> Obj:
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
                           server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
+                          jobset_controller: bool = True,
                           mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None,
                           clock: ManualClock | None = None) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
-    is ever made); `jobset=False`: the Trainer's CRDs without JobSet's; `clock`: the one the engine and the server
+    is ever made); `jobset=False`: the Trainer's CRDs without JobSet's; `jobset_controller=False`: JobSet's CRD served
+    and the Trainer's controller running, JobSet's controller not (a TrainJob's JobSet made, never reconciled); `clock`: the one the engine and the server
     share (a fault may look at it), else a new one at SIM_START."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = clock or ManualClock(SIM_START)
@@ -162,7 +164,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         for fault in server_faults:
             server.faults.add(fault)
         server.registry.mutators.update(mutators or {})
-        kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults)) if controllers else None)
+        kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults, jobset_controller=jobset_controller))
+                   if controllers else None)
         report, objects, runner = await certify(kubeconfig, clock, case, scenario, trainer=trainer, jobset=jobset,
                                                 kubelet=kubelet)
         # What the engine created on the cluster, by API group/resource (the workload shapes used).

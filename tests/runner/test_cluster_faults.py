@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock, parse_time
+from nvcre_tui.engine.runners.kubernetes import POLL_SECONDS
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
 from nvcre_tui.engine.session import SIM_START
 from tests.kubeapi import kubelet as kubelet_module
@@ -451,3 +452,57 @@ def test_a_batch_job_a_queue_admits_after_a_minute_is_given_its_job_controllers_
     monkeypatch.setattr(kubelet_module.TestKubelet, "_load", load)
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=False, mutators={("batch", "jobs"): _suspend}))
     assert "synced" in moments and report["result"] == "PASSED", _job(objects)["status"]["conditions"]
+
+
+def test_a_trainjobs_jobset_no_jobset_controller_reconciles_fails_within_a_minute_naming_the_jobset(tmp_path: Path) -> None:
+    """The Trainer runs and makes the TrainJob's JobSet; JobSet's CRD is installed and its controller is not: the JobSet
+    never gets a status, no Job of it is made, no pod. The run waited the whole 300 s scheduling grace, category after
+    category. It fails once that JobSet has gone a minute unreconciled, naming the JobSet and the missing controller,
+    blaming no node, with the RBAC `setup init` grants; meanwhile the Job's wait counts down that minute."""
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, jobset_controller=False))
+    assert report["result"] == "FAILED" and report["failedNodes"] == []
+    assert not any(pod["metadata"]["labels"].get("nvcre.nvidia.com/job") for pod in objects["pods"])
+    assert objects["denied"] == []
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "WorkloadNotStarted", failed
+    [name] = [d.rsplit("/", 1)[1] for d in objects["deleted"] if d.startswith("trainer.kubeflow.org/trainjobs/")]  # freed
+    assert f"JobSet {name} (of TrainJob {name}) made no Jobs and no JobSet controller has reconciled it in 1m" in failed["message"], failed["message"]
+    assert "JobSet's controller does not run on this cluster" in failed["message"], failed["message"]
+    assert failed["message"].endswith("; no node blamed"), failed["message"]
+    waited = (parse_time(job["status"]["completionTime"]) - parse_time(job["metadata"]["creationTimestamp"])).total_seconds()
+    assert waited <= 90, f"no JobSet controller: failed after {waited}s, the whole scheduling grace"
+    from nvcre_tui.engine.api.vocabulary import JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS
+    from nvcre_tui.engine.controllers.job import pending_bound
+
+    assert pending_bound({"schedulingStallGraceSeconds": 300}, {"phase": "Scheduling", "reason": JOBSET_NOT_RECONCILED}) == (NO_JOB_CONTROLLER_SECONDS, False)
+
+
+def test_a_trainjob_a_queue_admits_late_gives_its_jobset_controller_the_minute_from_the_admission(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kueue holds the TrainJob 10 minutes, then admits it; the Trainer makes its JobSet and no JobSet controller runs.
+    The minute counts from the admission (not the creation, which would fail it at once), and it fails then."""
+    played = kubelet_module.TestKubelet.step
+    moments: dict[str, Any] = {}
+
+    async def step(self: kubelet_module.TestKubelet) -> float:
+        now = self.clock.now()
+        moments.setdefault("start", now)
+        if (now - moments["start"]).total_seconds() >= 600:  # Kueue admits: spec.suspend false
+            for job in (await self.store.list(TRAINJOB)).items:
+                if job["spec"].get("suspend"):
+                    job["spec"]["suspend"] = False
+                    await self.store.update(TRAINJOB, job)
+                    moments["admitted"] = now
+        return min(await played(self), 30.0)
+
+    monkeypatch.setattr(kubelet_module.TestKubelet, "step", step)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, jobset_controller=False,
+                                                  mutators={("trainer.kubeflow.org", "trainjobs"): _suspend}))
+    job = _job(objects)
+    failed = next(c for c in job["status"]["conditions"] if c["type"] == "Failed")
+    assert (report["result"], failed["reason"], report["failedNodes"]) == ("FAILED", "WorkloadNotStarted", []), failed
+    assert "no JobSet controller has reconciled it in 1m" in failed["message"], failed["message"]
+    # from the look that finds it admitted (the runner's resync of a queued run: at most POLL_SECONDS later)
+    after = (parse_time(job["status"]["completionTime"]) - moments["admitted"]).total_seconds()
+    assert 60 <= after <= 60 + POLL_SECONDS + 30, f"failed {after}s after its admission"

@@ -119,6 +119,7 @@ TRAINER_VERSION: Final = "v1alpha1"
 TRAINER_API_VERSION: Final = f"{TRAINER_GROUP}/{TRAINER_VERSION}"
 JOBSET_GROUP: Final = "jobset.x-k8s.io"  # the Trainer makes a JobSet per TrainJob; JobSet's controller, the pods
 JOBSET_VERSION: Final = "v1alpha2"
+JOBSET_CONTROLLER_NAME: Final = "jobset.sigs.k8s.io/jobset-controller"  # a JobSet's spec.managedBy when JobSet's controller runs it
 COMPUTE_DOMAIN_GROUP: Final = "resource.nvidia.com"  # the NVIDIA DRA driver's ComputeDomain (GB200 / GB300 MNNVL)
 COMPUTE_DOMAIN_VERSION: Final = "v1beta1"
 COMPUTE_DOMAIN_API_VERSION: Final = f"{COMPUTE_DOMAIN_GROUP}/{COMPUTE_DOMAIN_VERSION}"
@@ -174,9 +175,13 @@ JOB_NOT_SYNCED: Final = "JobNotSynced"
 # Its TrainJob twin: no Kubeflow Trainer controller has reconciled the run's TrainJob yet (no JobSet made for it, no
 # status written), which the Trainer does within seconds. Bounded, and failed, the same way.
 TRAINJOB_NOT_RECONCILED: Final = "TrainJobNotReconciled"
-NOT_RECONCILED = frozenset({JOB_NOT_SYNCED, TRAINJOB_NOT_RECONCILED})  # a Scheduling run's reasons that minute bounds
-# How long a batch Job may go unsynced, or a TrainJob unreconciled (a minute covers a controller-manager's leader
-# handing over, its Lease lasting 15 s, and a busy one's queue).
+# The next step's: the Trainer made the TrainJob's JobSet, and no JobSet controller has reconciled it yet (no status
+# written, no child Job made), which JobSet's controller does within seconds (JobSet's CRD without its controller).
+JOBSET_NOT_RECONCILED: Final = "JobSetNotReconciled"
+# a Scheduling run's reasons that minute bounds
+NOT_RECONCILED = frozenset({JOB_NOT_SYNCED, TRAINJOB_NOT_RECONCILED, JOBSET_NOT_RECONCILED})
+# How long a batch Job may go unsynced, or a TrainJob or its JobSet unreconciled (a minute covers a controller-manager's
+# leader handing over, its Lease lasting 15 s, and a busy one's queue).
 NO_JOB_CONTROLLER_SECONDS: Final = 60.0
 # A run's reasons for failing before any node was tested: the API server refused its workload (a config file name,
 # no ComputeDomain driver), the engine failed reconciling it, or its image cannot be pulled (a name, a registry or

@@ -234,7 +234,7 @@ def pending_bound(spec: Mapping[str, Any], state: Mapping[str, Any]) -> tuple[fl
     still starting (pulling a large image, or queued: AWAITING_START) get it; unplaced ones the scheduling grace."""
     if state.get("reason") in AWAITING_START or state.get("phase") == "Pending":  # Pending: no workload made yet
         return parse_duration(spec.get("timeout") or "24h"), True
-    if state.get("reason") in NOT_RECONCILED:  # a batch Job no Job controller synced, a TrainJob no Trainer reconciled: it fails at this bound (runner)
+    if state.get("reason") in NOT_RECONCILED:  # a batch Job, TrainJob or JobSet its controller never took up: it fails at this bound (runner)
         return NO_JOB_CONTROLLER_SECONDS, False
     grace = spec.get("schedulingStallGraceSeconds", 300)
     return (float(grace) if isinstance(grace, (int, float)) and not isinstance(grace, bool) else 300.0), False

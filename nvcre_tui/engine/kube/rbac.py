@@ -78,7 +78,8 @@ CLUSTER_RULES: list[Rule] = [
     # follows the pods.
     _rule([TRAINER_GROUP], ["trainjobs", "trainingruntimes"], ["get", "create", "delete"]),
     # The JobSet the Trainer's controller makes of a TrainJob, read by name only: none made a minute after the TrainJob
-    # means no Trainer controller runs (runners/kubernetes), and the run fails then rather than after the grace.
+    # means no Trainer controller runs (runners/kubernetes), and the run fails then rather than after the grace; one
+    # made with no status and no child Job (a batch Job read by name, with the get below) that long, no JobSet controller.
     _rule([JOBSET_GROUP], ["jobsets"], ["get"]),
     _rule([BATCH_JOB.group], ["jobs"], ["get", "create", "delete"]),
     _rule([""], ["services"], ["get", "create", "delete"]),

@@ -26,7 +26,8 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
-                                             NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED, TRAINJOB_NOT_RECONCILED,
+                                             JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED,
+                                             TRAINJOB_NOT_RECONCILED,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
@@ -35,8 +36,9 @@ from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
-from nvcre_tui.engine.runners.kubernetes.create import (JOBSET, CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
+from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
                                                        delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
+from nvcre_tui.engine.runners.kubernetes.jobset import jobset_of, jobset_reconciled
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
@@ -78,7 +80,8 @@ RACE_PATIENCE_SECONDS = 60.0
 # (300 s) of waiting "for the Job controller" that the engine could already tell will never come; until then its
 # reason is JOB_NOT_SYNCED, which bounds the Job's wait (and its message) to that minute. Likewise a TrainJob: the
 # Trainer's controller makes its JobSet on its first reconcile; one with no JobSet and no status that long after has no
-# Trainer controller (TRAINJOB_NOT_RECONCILED until then).
+# Trainer controller (TRAINJOB_NOT_RECONCILED until then); and its JobSet: JobSet's controller writes its status and
+# makes its Jobs on its first reconcile; one with neither that long after has no JobSet controller (JOBSET_NOT_RECONCILED).
 
 __all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
@@ -221,7 +224,7 @@ class KubernetesRunner:
         look = self.poll
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
-            if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (or Trainer's) minute ends
+            if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (Trainer's, JobSet's) minute ends
                 left = NO_JOB_CONTROLLER_SECONDS - (0.0 if state.get("reason") == RUN_QUEUED else self._waited(state))
                 look = min(look, max(1.0, left))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
@@ -277,7 +280,8 @@ class KubernetesRunner:
         """Why a workload made no pods, from the workload itself: suspended (a queue such as Kueue admits it: no
         stall, timeoutPerJob bounds it), or failed before making any (the Trainer refused its runtime), or not yet
         (or never) taken up by its controller (a batch Job no Job controller synced, a TrainJob no Trainer
-        reconciled: failed NO_JOB_CONTROLLER_SECONDS after it was made or admitted); else None."""
+        reconciled, its JobSet no JobSet controller reconciled: failed NO_JOB_CONTROLLER_SECONDS after it was made or
+        admitted); else None."""
         kind = workload_kind(trainer)
         try:
             workload = await self.store.get(kind, workload_name(owner["metadata"]["name"]), run["metadata"].get("namespace") or "default")
@@ -301,9 +305,12 @@ class KubernetesRunner:
                                "status.startTime): kube-controller-manager does not run on this cluster (an API server "
                                "alone), so none of its pods would ever be made")
             return Verdict("Scheduling", JOB_NOT_SYNCED, "no pods yet: no Job controller has synced its batch Job yet (no status.startTime)")  # one wording for every group: run --wait says them in one line
+        if not trainer or (workload.get("status") or {}).get("jobsStatus"):  # jobsStatus: its JobSet's, reported
+            return None
         # The Trainer's controller, on its first reconcile of a TrainJob, makes its JobSet; its status may stay empty
         # until that JobSet reports (an empty object the server defaulted is none)
-        if trainer and not any((workload.get("status") or {}).values()) and not await self._jobset_made(workload):
+        made, jobset = await jobset_of(self.store, workload)
+        if not made and not any((workload.get("status") or {}).values()):
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
                                f"{what} made no pods and no Kubeflow Trainer controller has reconciled it in "
@@ -312,20 +319,17 @@ class KubernetesRunner:
                                "of its pods would ever be made")
             return Verdict("Scheduling", TRAINJOB_NOT_RECONCILED,
                            "no pods yet: no Kubeflow Trainer controller has reconciled its TrainJob yet (no JobSet made)")
+        # JobSet's controller, on its first reconcile of a JobSet, writes its replicatedJobsStatus and makes its Jobs
+        if jobset is not None and not await jobset_reconciled(self.store, jobset):
+            if waited >= NO_JOB_CONTROLLER_SECONDS:
+                return Verdict(FAILED, WORKLOAD_NOT_STARTED,
+                               f"JobSet {jobset['metadata']['name']} (of {what}) made no Jobs and no JobSet controller has "
+                               f"reconciled it in {format_duration(waited)} (no status, no child Job): JobSet's controller "
+                               "does not run on this cluster (JobSet's CRD without its controller), so none of its pods "
+                               "would ever be made; install JobSet's controller, which the Trainer needs")
+            return Verdict("Scheduling", JOBSET_NOT_RECONCILED,
+                           "no pods yet: no JobSet controller has reconciled its TrainJob's JobSet yet (no status, no child Job)")
         return None
-
-    async def _jobset_made(self, trainjob: Obj) -> bool:
-        """Whether the Trainer's controller made `trainjob`'s JobSet (its name and namespace), as it does on its first
-        reconcile; True too where the engine cannot tell (not allowed to read JobSets, a read failing, a JobSet of
-        that name it may not have made): never a false verdict of no controller."""
-        meta = trainjob["metadata"]
-        try:
-            await self.store.get(JOBSET, meta["name"], meta.get("namespace") or "default")
-        except NotFound:
-            return False
-        except StoreError:
-            return True
-        return True
 
     def _waited(self, state: WorkloadRunStatus) -> float:
         """Seconds since the run's workload was made (or admitted by its queue): its status.pendingSince; 0 without."""

@@ -3,7 +3,8 @@
 Only one engine reconciles at a time: the command queues for the `nvcre-engine` Lease, runs the engine
 while it holds it, and exits (code 1) when it loses it, so the Deployment restarts it into the queue.
 It exits 2 once its CRDs are given another nvcre's schema while it runs (KubeSession.guard_schema), or once nvcre was
-uninstalled under it (`setup reset`: the Lease lost with its namespace or the CRDs gone).
+uninstalled under it (`setup reset`: the Lease lost with its namespace, the CRDs gone, or, as the engine's
+ServiceAccount, its RBAC gone with them).
 SIGTERM stops the engine and releases the Lease.
 
 Workloads are real pods (the Kubernetes runner: Kubeflow Trainer TrainJobs, or batch/v1 Jobs without the
@@ -159,7 +160,7 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                         on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache,
                                         guard=session.guard_schema,
-                                        gone=lambda: uninstalled(kube, namespace, lease.namespace_lost)).run()
+                                        gone=lambda: uninstalled(kube, namespace, lease.namespace_lost, refused=lease.refused)).run()
         except NamespaceTerminating:  # a create there is refused (403) until it is gone: it was printed every 2 s for ever
             raise InputError(f"{target.server}: {terminating(namespace, await install_namespaces(session.kube))}") from None
         except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever

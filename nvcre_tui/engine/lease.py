@@ -29,7 +29,8 @@ from nvcre_tui.engine.api.stamps import PACKAGE_VERSION
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_ENGINE_RUNNER, ANNOTATION_ENGINE_VERSION, ENGINE_NAME, LABEL_PART_OF
 from nvcre_tui.engine.clock import Clock, parse_time
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound, StoreError
+from nvcre_tui.engine.store.errors import (AlreadyExists, Conflict, Forbidden, NamespaceTerminating, NotFound, ReadOnlyRefusal,
+                                          StoreError, Unauthorized)
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
 from nvcre_tui.engine.units import format_age, format_duration
 
@@ -147,6 +148,9 @@ class EngineLease:
         # How the last failed renewal found the Lease's namespace: "gone" (its create: NotFound), "being deleted" (403
         # NamespaceTerminating), else None: nvcre uninstalled under the holder (`setup reset`), not a Lease to queue for.
         self.namespace_lost: str | None = None
+        # Whether the last failed renewal was refused by RBAC (403, not a namespace being deleted): the engine's rights on
+        # its own Lease gone, as `setup reset` takes them; what `uninstalled` weighs with its other reads.
+        self.refused = False
 
     @property
     def duration_seconds(self) -> int:
@@ -290,7 +294,7 @@ class EngineLease:
         stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
         failed: str | None = None  # the last renewal's error since the last renewal that succeeded
-        self._taken, self.lost_why, self.namespace_lost = None, "", None
+        self._taken, self.lost_why, self.namespace_lost, self.refused = None, "", None, False
         while True:
             await self.clock.sleep(self.duration / 3)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
@@ -306,6 +310,8 @@ class EngineLease:
                 # NotFound escapes a renewal only from the create of a deleted Lease: its namespace is missing
                 self.namespace_lost = ("being deleted" if isinstance(error, NamespaceTerminating)
                                        else "gone" if isinstance(error, NotFound) else None)
+                self.refused = (isinstance(error, Forbidden)  # RBAC's 403: not a 401, nor a namespace being deleted
+                                and not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal)))
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if held and since is not None and since < renew_deadline:
                 failed = None if since < self.duration / 3 else failed  # renewed just now: what failed before is over

@@ -33,3 +33,35 @@ async def test_the_controller_says_nvcre_was_uninstalled_and_exits_2_after_a_for
                         "nvcre CRDs are gone: `nvcre setup reset`?): stopping the "
                         "engine; `nvcre setup init` installs it again")
     assert not [line for line in said if "lost the engine lease" in line]
+
+
+async def test_the_controller_as_the_engines_service_account_says_nvcre_was_uninstalled_and_exits_2_after_a_forced_reset(
+        server, kubeconfig, admin, capsys, tmp_path) -> None:
+    """The controller as it runs in the cluster: as `setup init`'s ServiceAccount, whose RBAC the reset deletes with the
+    CRDs. Its Lease's renewal and its reads of the CRDs are then refused (403): it logged "lost the engine lease (not
+    renewed for 2s: ... forbidden ...)" and exited 1, which the user's kubeconfig (allowed to read the CRDs, and finding
+    the Lease's namespace gone) did not. It says nvcre was uninstalled (the CRDs gone, as discovery, which every user may
+    read, says; its RBAC gone) and exits 2, as the user path."""
+    from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
+
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    engine = str(server.write_kubeconfig(tmp_path / "engine", token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)))
+    controller = _controller(engine, "--identity", "ctl-1")
+
+    async def held() -> bool:
+        try:
+            return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
+        except NotFound:
+            return False
+
+    await until(held)
+    code, _, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
+    assert code == 0, err
+    assert await asyncio.wait_for(controller, 20) == 2
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+    assert said[-1] == ("nvcre controller: nvcre was uninstalled under the engine (the nvcre CRDs are gone; its RBAC is gone "
+                        "(refused its Lease and the nvcre CRDs): `nvcre setup reset`?): stopping the engine; `nvcre setup "
+                        "init` installs it again"), said
+    assert not [line for line in said if "lost the engine lease" in line]
+    assert [r for r in server.requests_where(resource="customresourcedefinitions", status=403)
+            if r.user == f"system:serviceaccount:{INSTALL_NAMESPACE}:{ENGINE_NAME}"]  # refused as the ServiceAccount

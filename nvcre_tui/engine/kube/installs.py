@@ -189,28 +189,49 @@ async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> l
     return sorted(engines, key=lambda engine: engine.namespace)
 
 
-async def uninstalled(store: ResourceStore, namespace: str, namespace_lost: str | None) -> str | None:
+async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | None, *, refused: bool = False) -> str | None:
     """One line once nvcre is no longer installed where an engine ran (`setup reset`, a deleted install namespace): its
     namespace gone or being deleted (`namespace_lost`, as the engine Lease's renewal found it: EngineLease.namespace_lost;
-    the engine may not read Namespaces), or none of the nvcre CRDs left (which it may get); None when it still is, or
-    this store may not tell (a Forbidden, the API server away). What a lost engine Lease is checked against: "lost the
-    engine lease (... namespace not found)" read as another engine's doing, or the API server's."""
+    the engine may not read Namespaces), or none of the nvcre CRDs left (which it may get; where RBAC refuses that, as
+    discovery says, which every authenticated user may read), or its RBAC gone: `refused` (the Lease's renewal refused
+    by RBAC: EngineLease.refused) and the CRDs refused too, both of which `setup init` grants the engine; the engine's
+    ServiceAccount finds every one of those after `setup reset`. None when it still is, or this store may not tell (the
+    API server away). What a lost engine Lease is checked against: "lost the engine lease (... namespace not found)",
+    or "(... forbidden)", read as another engine's doing, or the API server's."""
     from nvcre_tui.engine.kube.install import install_crds
+    from nvcre_tui.engine.kube.rbac import NVCRE_PLURALS
+    from nvcre_tui.engine.names import NVCRE_GROUP, NVCRE_VERSION
+    from nvcre_tui.engine.store.errors import ReadOnlyRefusal, Unauthorized
     from nvcre_tui.engine.store.protocol import CRD
 
     gone = [f"its namespace {namespace} is {namespace_lost}"] if namespace_lost else []
     crds = install_crds()
-    missing = 0
+    missing, denied = 0, False
     for crd in crds:
         try:
             await store.get(CRD, crd["metadata"]["name"])
         except NotFound:
             missing += 1
+        except Forbidden as error:
+            denied = not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal))  # RBAC's 403 only
+            break
         except StoreError:
             break
-    if missing == len(crds):
+    if missing == len(crds) or (denied and await _none_served(store, f"{NVCRE_GROUP}/{NVCRE_VERSION}", NVCRE_PLURALS)):
         gone.append("the nvcre CRDs are gone")
+    if refused and denied:
+        gone.append("its RBAC is gone (refused its Lease and the nvcre CRDs)")
     if not gone:
         return None
     return (f"nvcre was uninstalled under the engine ({'; '.join(gone)}: `nvcre setup reset`?): stopping the engine; "
             f"`nvcre setup init` installs it again")
+
+
+async def _none_served(store: KubeStore, group_version: str, plurals: Sequence[str]) -> bool:
+    """Whether discovery says the server serves none of `plurals` in `group_version` (their CRDs gone); False when it
+    would not say."""
+    try:
+        served = await store.served_resources(group_version)
+    except StoreError:
+        return False
+    return not {resource.get("name") for resource in served or []} & set(plurals)

@@ -50,8 +50,8 @@ def worker_resources(spec: WorkloadRunSpec) -> Obj:
         "limits": {**(base.get("limits") or {}), **amounts},
         "requests": {**(base.get("requests") or {}), **amounts},
     }
-    if spec.resource_claims:
-        resources["claims"] = [{"name": claim} for claim in spec.resource_claims]
+    if claims := claimed(spec):
+        resources["claims"] = [{"name": claim} for claim in claims]
     return resources
 
 
@@ -68,17 +68,33 @@ def device_claim_template_name(placement: Placement, claim: str) -> str | None:
 
 
 def channel_claims(spec: WorkloadRunSpec) -> list[str]:
-    """The run's claims that take the ComputeDomain's channel (those claims.yaml does not name)."""
+    """The run's claims that take the ComputeDomain's channel (those claims.yaml does not name); none with MNNVL off
+    (`enableMNNVL: false`): the channel is an IMEX channel, which only multi-node NVLink uses (NCCL_MNNVL_ENABLE=0 goes
+    over the network between nodes), so such a run gets no ComputeDomain and needs no DRA driver for GPUs. The catalog
+    gives GB200/GB300 runs the claim whatever their MNNVL option."""
+    if spec.enable_mnnvl is False:
+        return []
     return [claim for claim in spec.resource_claims or [] if claim_data().find(claim) is None]
+
+
+def device_claims(spec: WorkloadRunSpec) -> list[str]:
+    """The run's claims of its own ResourceClaimTemplates (those claims.yaml names: AWS GB300's RoCE NICs)."""
+    return [claim for claim in spec.resource_claims or [] if claim_data().find(claim) is not None]
+
+
+def claimed(spec: WorkloadRunSpec) -> list[str]:
+    """The claims the run's GPU pods make, in the spec's order: its device claims, and its channel claims (channel_claims)."""
+    taken = {*device_claims(spec), *channel_claims(spec)}
+    return [claim for claim in spec.resource_claims or [] if claim in taken]
 
 
 def pod_claims(spec: WorkloadRunSpec, placement: Placement) -> list[Obj] | None:
     """Pod resourceClaims: a claim claims.yaml names takes the run's own template of it (AWS GB300's RoCE NICs), every
     other the ComputeDomain's channel template."""
-    if not spec.resource_claims:
+    if not (claims := claimed(spec)):
         return None
     return [{"name": claim, "resourceClaimTemplateName": device_claim_template_name(placement, claim) or claim_template_name(placement)}
-            for claim in spec.resource_claims]
+            for claim in claims]
 
 
 def config_map_name(placement: Placement) -> str:

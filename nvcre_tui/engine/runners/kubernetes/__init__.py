@@ -47,7 +47,7 @@ from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, Namespac
 from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration, listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
-from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims
+from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims, device_claims
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION, trainer_served
 from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 
@@ -144,7 +144,7 @@ class KubernetesRunner:
     async def dra_version(self, spec: WorkloadRunSpec) -> tuple[str, str | None]:
         """The resource.k8s.io version to write the run's own ResourceClaimTemplates in (catalog/_workloads/claims.yaml:
         AWS GB300's RoCE NICs), the newest the server serves them in; and why the run cannot have them, or None."""
-        wanted = [claim for claim in spec.resource_claims or [] if claim not in channel_claims(spec)]
+        wanted = device_claims(spec)
         if not wanted or self._dra_version:
             return self._dra_version or DRA_VERSIONS[0], None
         for template in CLAIM_TEMPLATES:

@@ -210,7 +210,8 @@ def test_batch_mpi_runs_mpirun_from_index_zero_over_every_index() -> None:
     job = objects["Job"]
     name = job["metadata"]["name"]
     script = job["spec"]["template"]["spec"]["containers"][0]["command"][-1]
-    assert f"--host {name}-0.{name}:8,{name}-1.{name}:8" in script
+    assert f'while [ "$i" -lt 2 ]; do echo "{name}-$i.{name} slots=8" >> /tmp/nvcre-hostfile' in script
+    assert "--hostfile /tmp/nvcre-hostfile" in script
     assert script.index('"$JOB_COMPLETION_INDEX" != 0') < script.index("mpirun")
     assert job["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
     # The per-run key pair is a Secret (a ConfigMap is read by whoever may view the namespace), of the type the API

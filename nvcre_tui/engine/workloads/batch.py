@@ -3,7 +3,8 @@ node, one pod per node) and a headless Service for rendezvous; index 0 is the re
 
 - torch: every index runs torchrun with the PET_* variables the Trainer would set, the master being
   `<name>-0.<service>` and the node rank the completion index;
-- mpi: every index serves sshd; index 0 also waits for the others and runs mpirun over all of them.
+- mpi: every index serves sshd; index 0 also writes a hostfile of every index, waits for the others and runs mpirun
+  over all of them.
   The Job's successPolicy ends it when index 0 succeeds (the workers' sshd never exit on their own).
   The ssh keys come from a Secret the runner fills (`ssh_keys`: the engine creates it and may never read it);
 - exec: every index runs the command.
@@ -23,6 +24,7 @@ from nvcre_tui.engine.workloads.pod import metadata, pod_spec, pod_template, wor
 Obj = dict[str, Any]
 TORCH_PORT = 29400
 SSH_SECRET_VOLUME = "mpi-ssh-auth"
+HOSTFILE = "/tmp/nvcre-hostfile"  # index 0's Open MPI hostfile (write_hostfile)
 BATCH_API_VERSION = "batch/v1"  # the store's BATCH_JOB (workloads may not import the store)
 
 
@@ -43,6 +45,14 @@ def rendezvous_hosts(placement: Placement, count: int) -> list[str]:
     """Stable DNS names of the Job's pods: `<name>-<index>.<service>`."""
     name = workload_name(placement.job)
     return [f"{name}-{index}.{service_name(placement)}" for index in range(count)]
+
+
+def write_hostfile(path: str, placement: Placement, count: int, slots: int) -> str:
+    """Shell that writes the Open MPI hostfile of the Job's `count` pods (rendezvous_hosts, `slots` ranks each) to `path`.
+    Written in the pod, not listed in its script: Linux execs no argument over 128 KiB (MAX_ARG_STRLEN), and the whole
+    script is one `sh -c` argument, which a list of a large group's hosts would pass (about 700 nodes)."""
+    host = f"{workload_name(placement.job)}-$i.{service_name(placement)}"  # rendezvous_hosts' names, index i
+    return f': > {path}; i=0; while [ "$i" -lt {count} ]; do echo "{host} slots={slots}" >> {path}; i=$((i+1)); done'
 
 
 def headless_service(placement: Placement, framework: str) -> Obj:
@@ -76,13 +86,13 @@ def _torch_env(spec: WorkloadRunSpec, placement: Placement) -> list[Obj]:
 
 
 def _mpi_command(spec: WorkloadRunSpec, placement: Placement) -> list[str]:
-    hosts = rendezvous_hosts(placement, spec.num_nodes)
-    launch = commands.quoted(commands.mpirun_command(spec, hosts))
-    wait = commands.wait_for_hosts(" ".join(hosts))
+    """Every index serves sshd; index 0 writes the hostfile of every index, waits for their sshd, and runs mpirun."""
+    launch = commands.quoted(commands.mpirun_command(spec, hostfile=HOSTFILE))
     return commands.shell(
         commands.SSHD_SETUP,
         'if [ "$JOB_COMPLETION_INDEX" != 0 ]; then exec /usr/sbin/sshd -De; fi',
-        "/usr/sbin/sshd", wait, f"exec {launch}",
+        "/usr/sbin/sshd", write_hostfile(HOSTFILE, placement, spec.num_nodes, spec.gpus_per_node or 1),
+        commands.wait_for_hosts(commands.hosts_of(HOSTFILE)), f"exec {launch}",
     )
 
 

@@ -39,7 +39,12 @@ def wait_for_hosts(hosts: str) -> str:
     )
 
 
-WAIT_FOR_HOSTFILE = wait_for_hosts(f"$(awk '{{print $1}}' {HOSTFILE})")
+def hosts_of(hostfile: str) -> str:
+    """The host names of an Open MPI hostfile, as a shell word list."""
+    return f"$(awk '{{print $1}}' {hostfile})"
+
+
+WAIT_FOR_HOSTFILE = wait_for_hosts(hosts_of(HOSTFILE))
 
 
 def torch_command(spec: WorkloadRunSpec) -> list[str]:
@@ -77,15 +82,12 @@ def mpi_framework(spec: WorkloadRunSpec) -> MpiFramework:
 EXPORTED = ("PATH", "LD_LIBRARY_PATH")
 
 
-def mpirun_command(spec: WorkloadRunSpec, hosts: list[str] | None = None, *, hostfile: str | None = None) -> list[str]:
-    """mpirun with the run's mpiArgs, the Trainer's `--hostfile` (Open MPI 5 ignores the OMPI_MCA_ variable the
-    Trainer sets for it) or `--host`, and `-x NAME` for PATH, LD_LIBRARY_PATH and every env var."""
+def mpirun_command(spec: WorkloadRunSpec, *, hostfile: str) -> list[str]:
+    """mpirun with the run's mpiArgs, `--hostfile` (the Trainer's: Open MPI 5 ignores the OMPI_MCA_ variable the
+    Trainer sets for it; or the one the batch fallback's index 0 writes), and `-x NAME` for PATH, LD_LIBRARY_PATH and
+    every env var. Never the hosts themselves: a large group's would pass the longest argument Linux execs."""
     mpi = mpi_framework(spec)
-    command = [mpi.mpirun_path, *(mpi.mpi_args or [])]
-    if hostfile:
-        command += ["--hostfile", hostfile]
-    if hosts:
-        command += ["--host", ",".join(f"{host}:{spec.gpus_per_node or 1}" for host in hosts)]
+    command = [mpi.mpirun_path, *(mpi.mpi_args or []), "--hostfile", hostfile]
     names = [*EXPORTED, *(var.name for var in spec.env or [] if var.name not in EXPORTED)]
     for name in names:
         command += ["-x", name]

@@ -18,7 +18,8 @@ from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW
-from nvcre_tui.engine.views import Snapshot, node_states
+from nvcre_tui.engine.views.nodes import node_states
+from nvcre_tui.engine.views.snapshot import Snapshot
 
 Obj = dict[str, Any]
 NODES = 16

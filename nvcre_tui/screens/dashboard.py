@@ -163,6 +163,10 @@ class DashboardScreen(NvcreScreen):
     """
     HELP_WIDGETS = (FailuresPane,)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._waits_apart: dict[str, tuple[str, str]] = {}  # rows whose Runtime shows the run alone: (the run, the wait)
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield ItemLine(id="fleet")
@@ -213,6 +217,7 @@ class DashboardScreen(NvcreScreen):
         except re.error:  # matched as written, as the map's and the log's filters do: it was dropped, every row shown
             wanted, literally = re.compile(re.escape(pattern)), " (not a regex: matched as written)"
         rows = {}
+        ran: dict[str, tuple[str, str]] = {}  # (the run alone, the wait) of the rows whose Runtime counts a wait
         for row in certification_rows(snapshot, self.nvcre.now()):
             if wanted and not wanted.search(row.name):
                 continue
@@ -225,7 +230,9 @@ class DashboardScreen(NvcreScreen):
             # CertRow.running joins the variants with ", " (no variant has a comma): split to fit them whole.
             rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age,
                               row.running.split(", ") if row.running else [])
-        self._show_rows(rows)
+            if row.waited:
+                ran[row.name] = (row.ran, row.waited)
+        self._show_rows(rows, ran)
         empty = self.query_one("#empty", Static)
         # An empty table says why: none yet, or none the filter matches (it looked like none at all).
         if snapshot.certifications and not rows:
@@ -235,21 +242,36 @@ class DashboardScreen(NvcreScreen):
         empty.display = not rows
         self._show_failures(snapshot)
 
-    def _show_rows(self, rows: dict[str, tuple[Any, ...]]) -> None:
+    def _show_rows(self, rows: dict[str, tuple[Any, ...]], ran: dict[str, tuple[str, str]] | None = None) -> None:
         """The table's rows, the Running column fitted to the room the other columns leave on the screen's width, and
-        names too long to leave Runtime, Age and Running in sight cut in their middle (`cut_middle`)."""
+        names too long to leave Runtime, Age and Running in sight cut in their middle (`cut_middle`). Where that leaves
+        Running too little room still, Runtime shows the run alone and the line under the table says the wait of the
+        highlighted row (`ran`: the run alone and the wait, by row)."""
         table = self.query_one("#certs", DataTable)
         padding = 2 * table.cell_padding
         columns = table.ordered_columns
-        natural = [max([cell_len(COLUMNS[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(COLUMNS) - 1)]
         width = table.scrollable_content_region.width if table.size.width else self.app.size.width  # not laid out yet: the screen's
         # A long name (a Kubernetes name runs to 253 characters) took the row: on 80 columns Runtime, Age and Running
         # were off the right edge. It keeps what the other columns and the first running category's whole name leave
         # (first_whole), at least MIN_NAME cells: beside "diagnose-and-train" Running read "· nccl-all-red…".
         kept = max([cell_len(COLUMNS[-1]), *(first_whole(cells[-1]) for cells in rows.values())])
-        named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - kept))
-        others = named + sum(natural[1:]) + padding * (len(COLUMNS) - 1)
-        room = max(width - others - padding, cell_len(COLUMNS[-1]))
+
+        def widths() -> tuple[int, int]:
+            """(the name's cells, the Running column's room)."""
+            natural = [max([cell_len(COLUMNS[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(COLUMNS) - 1)]
+            named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - kept))
+            others = named + sum(natural[1:]) + padding * (len(COLUMNS) - 1)
+            return named, width - others - padding
+
+        named, room = widths()
+        # A certification that waited for nodes took Runtime 22 cells ("2m16s (+27m44s waited)"): on 80 columns beside a
+        # name of 16, Running read "nc" (its header "Ru"). The wait goes first; the line under the table says it.
+        self._waits_apart = {name: said for name, said in (ran or {}).items() if name in rows} if room < kept else {}
+        if self._waits_apart:
+            rows = {name: (*cells[:4], self._waits_apart[name][0], *cells[5:]) if name in self._waits_apart else cells
+                    for name, cells in rows.items()}
+            named, room = widths()
+        room = max(room, cell_len(COLUMNS[-1]))
         fitted = {name: (cut_middle(cells[0], named), *cells[1:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}
         # A column only ever widens: made again after a wider screen or longer names, so they shrink with it.
         if columns[-1].content_width > room or columns[0].content_width > named:
@@ -274,6 +296,8 @@ class DashboardScreen(NvcreScreen):
         said += [f"{category}: {why}" for category, why in (categories_held(snapshot, name) if name else [])]  # no Workflow yet
         held = deletion_said(snapshot, name) if name else None
         said = [held] if held is not None else said  # its pods and categories wait for nothing now
+        if name in self._waits_apart:  # its Runtime shows the run alone on this width (_show_rows)
+            said.insert(0, f"{name} waited {self._waits_apart[name][1]} for nodes before it ran (not in its Runtime)")
         line = self.query_one("#waiting", Static)
         line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {text}", newlines=False) for text in said))
         line.display = bool(said)

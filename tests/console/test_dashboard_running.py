@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
 
 from nvcre_tui.app import NvcreApp
 
-from .harness import session_run_for
+from .harness import session_run_for, session_with
 
 # Three categories on three cliques: disjoint nodes, so the three run at once.
 THREE = """apiVersion: nvcre.nvidia.com/v1alpha1
@@ -79,3 +81,43 @@ async def test_the_one_running_category_is_named_beside_a_long_certification_nam
         assert cell == "· nccl-all-reduce", cell
         assert name.startswith("diagnose") and name.endswith("-train") and "…" in name and len(name) >= 16, name
         assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"
+
+
+async def test_a_certification_that_waited_keeps_its_running_category_named_at_80_columns() -> None:
+    """examples/burn-in.yaml, then the diagnose (thresholds lowered to 300) queued behind it on the same nodes: 30
+    simulated minutes in, the diagnose runs after waiting 27m44s. Its Runtime, "2m16s (+27m44s waited)", took 22 cells,
+    and on 80 columns Running read "nc" (its header "Ru"): the one column a team watching the run reads. There, Runtime
+    shows the run alone and the line under the table says the wait of the highlighted certification."""
+    examples = Path(__file__).parents[2] / "examples"
+    diagnose = (examples / "diagnose.yaml").read_text().replace("value >= 900", "value >= 300").replace("value >= 800", "value >= 300")
+    session = await session_with((examples / "burn-in.yaml").read_text(), diagnose, settle=False)
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=1800)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#certs", DataTable)
+        runtime = str(table.get_row("burn-in-diagnose")[4])
+        assert runtime.endswith(" (+27m44s waited)"), runtime  # room enough: said in the cell
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        _the_wait_said_apart(app, runtime.removesuffix(" (+27m44s waited)"))
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        _the_wait_said_apart(app, runtime.removesuffix(" (+27m44s waited)"))
+        await pilot.press("down")  # burn-in waited for nothing: nothing said of it
+        await pilot.pause()
+        assert "waited" not in str(app.screen.query_one("#waiting", Static).render())
+
+
+def _the_wait_said_apart(app: NvcreApp, ran: str) -> None:
+    table = app.screen.query_one("#certs", DataTable)
+    *_, runtime, _, cell = (str(shown) for shown in table.get_row("burn-in-diagnose"))
+    assert cell == "nccl-all-reduce" and runtime == ran, (runtime, cell)
+    line = next(strip.text.rstrip() for strip in app.screen._compositor.render_strips() if strip.text.startswith(" burn-in-diagnose "))
+    assert line.endswith(" nccl-all-reduce"), line
+    assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"
+    waited = str(app.screen.query_one("#waiting", Static).render())
+    assert "burn-in-diagnose waited 27m44s for nodes before it ran (not in its Runtime)" in waited, waited

@@ -28,6 +28,8 @@ class CertRow:
     runtime: str
     age: str
     running: str  # the variants of the categories running now ("nccl-all-reduce"; "· nccl-all-reduce": none of its pods runs)
+    ran: str = ""  # `runtime` without its wait ("2m16s"), and the wait alone ("27m44s"; "" when none): narrow tables say them apart
+    waited: str = ""
 
 
 def _age(created: str | None, now: datetime) -> str:
@@ -62,12 +64,13 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         # While one of its categories ran; the time it waited for nodes (another certification held them) said apart, as
         # the report and `list` say it: the wait read as runtime here.
         timing = waited_and_ran(start, end or format_time(now), snapshot.workflows_of(str(cert["metadata"]["name"]))) if start else None
-        runtime = "-" if timing is None else format_duration(timing[1]) + (f" (+{format_duration(timing[0])} waited)" if timing[0] >= 1 else "")
+        ran, waited = ("-", "") if timing is None else (format_duration(timing[1]), format_duration(timing[0]) if timing[0] >= 1 else "")
+        runtime = ran + (f" (+{waited} waited)" if waited else "")
         # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
         running = _running_variants(snapshot, cert)
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
-                            runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running)))
+                            runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running), ran, waited))
     order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
     created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
     newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)

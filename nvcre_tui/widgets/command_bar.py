@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input
 
 
@@ -28,6 +29,7 @@ class CommandBar(Input):
         # Compact: Input's `:focus` rule (a tall border) outranks the `CommandBar` rule, and in one line high the
         # focused bar showed only its border's top edge: the hint and what was typed were out of sight.
         super().__init__(placeholder="a command, e.g. certs", id="command-bar", compact=True)
+        self._before: Widget | None = None  # what had the focus when the bar opened: it gets it back
 
     def open(self, hint: str | None = None) -> None:
         """Show and focus the prompt; `hint` (the commands on offer) becomes its placeholder."""
@@ -35,12 +37,21 @@ class CommandBar(Input):
             self.placeholder = hint
         self.value = ""
         self.add_class("-open")
+        focused = self.screen.focused
+        if focused is not self:  # `:` again in an open bar keeps what it goes back to
+            self._before = focused
         self.focus()
 
     def action_close(self) -> None:
-        """Hide without running anything."""
+        """Hide without running anything; the focus goes back where it was. It went to the screen's first widget that
+        takes focus: on the map the topology key's Select, where the arrows and enter no longer moved the map's cursor
+        or opened a node; on the dashboard an open filter, which took the next keys as text."""
         self.remove_class("-open")
-        self.screen.focus_next()
+        before, self._before = self._before, None
+        if before is not None and before.is_attached and before.focusable:
+            before.focus()
+        else:
+            self.screen.focus_next()
 
     @on(Input.Submitted)
     def _run(self, event: Input.Submitted) -> None:

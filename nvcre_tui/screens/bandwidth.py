@@ -111,6 +111,8 @@ class BandwidthScreen(NvcreScreen):
         self._curve_errors: dict[str, str] = {}
         self._selected: str | None = None
         self._expression: str | None = None  # the Workflow's busBandwidthGBps expression
+        self._uid: str | None = None  # the uid of the Workflow shown, once seen (one made again later is another one)
+        self._gone = False  # the Workflow shown was deleted: the screen is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,9 +141,14 @@ class BandwidthScreen(NvcreScreen):
     def show(self, snapshot: Snapshot) -> None:
         wf = next((w for w in snapshot.workflows if w["metadata"]["name"] == self.workflow_name), None)
         title = self.query_one("#bw-title", Static)
+        uid = str(wf["metadata"].get("uid") or "") if wf is not None else None
+        if self._gone or (self._uid is not None and uid != self._uid):
+            self._went()
+            return
         if wf is None:
             title.update(Text(f"Workflow {self.workflow_name} not found", style="italic"))
             return
+        self._uid = uid
         measurement = measurement_of(wf)
         if measurement.get("parser") != "nccl":
             title.update(Text(f"{self.workflow_name}: not an nccl-tests category ({measured_by(measurement)}); no bandwidth to show"))
@@ -162,6 +169,28 @@ class BandwidthScreen(NvcreScreen):
         if pending:
             self._load_curves(pending)
         self._draw_plot()
+
+    def _went(self) -> None:
+        """The Workflow shown is gone (its certification deleted, or itself): its curves, spread and outliers go too, and
+        the screen goes back to the drill-down (which says a deleted certification once, and leaves too). They stayed
+        under "Workflow ... not found", and a Workflow made again under its name reused the old runs' curves."""
+        if not self._gone:
+            self._gone = True
+            self.workers.cancel_group(self, "bandwidth")
+            self._rows, self._outliers, self._curves, self._curve_errors, self._selected = [], [], {}, {}, None
+            self.query_one("#bw-title", Static).update(Text(f"Workflow {self.workflow_name} was deleted: nothing is left to plot. esc: back"))
+            self.query_one(OptionList).clear_options()
+            self.query_one(BandwidthPlot).series = []
+            self.query_one(BandwidthHistogram).set_values({}, [])
+            for note in ("#bw-plot-note", "#bw-histogram-title", "#bw-outliers"):
+                self.query_one(note, Static).update("")
+        stack = self.app.screen_stack
+        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
+            self.app.pop_screen()
+
+    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
+        if self._gone:
+            self._went()
 
     @staticmethod
     def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None) -> Text:

@@ -161,8 +161,8 @@ async def test_few_groups_are_all_drawn_and_missing_or_other_kinds_are_said(fini
         wf["spec"]["jobTemplate"]["spec"]["workload"]["workloadRun"]["measurement"]["parser"] = "dcgm"
         screen.show(Snapshot(workflows=[wf]))
         assert "not an nccl-tests category (parser dcgm)" in str(screen.query_one("#bw-title", Static).render())
-        screen.show(Snapshot())
-        assert "not found" in str(screen.query_one("#bw-title", Static).render())
+        screen.show(Snapshot())  # shown, then gone: said deleted, its curves gone with it (test_drilldown_deleted_elsewhere.py)
+        assert "was deleted" in str(screen.query_one("#bw-title", Static).render())
 
 
 # ---- pure functions -------------------------------------------------------------------------------------

@@ -181,3 +181,48 @@ async def test_under_a_modal_the_map_of_a_deleted_certification_is_emptied_and_s
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)
         assert messages(app).count(GONE) == 1
+
+
+async def test_the_bandwidth_of_a_deleted_certification_is_emptied_and_leaves_with_its_drilldown(finished_intra_node: Path) -> None:
+    """The drill-down's `b`, then the certification deleted by another client: the curves, the spread and the outliers
+    stayed under "Workflow ... not found", as if measured by something still there. Under a modal it is emptied and
+    says so; on top again it goes back, and the drill-down under it says the deletion once and goes back too."""
+    from textual.widgets import OptionList
+
+    from nvcre_tui.screens.bandwidth import BandwidthScreen
+    from nvcre_tui.widgets.bandwidth import BandwidthPlot
+
+    session = await reopen(finished_intra_node)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.press("enter", "b")
+        await pilot.pause()
+        bandwidth = app.screen
+        assert isinstance(bandwidth, BandwidthScreen)
+        assert bandwidth.query_one(OptionList).option_count == 32
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await delete_elsewhere(session)
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert bandwidth.query_one(OptionList).option_count == 0 and not bandwidth.query_one(BandwidthPlot).series
+        assert not bandwidth.outliers
+        title = str(bandwidth.query_one("#bw-title", Static).render())
+        assert title == "Workflow burn-in-communication-nccl-all-reduce was deleted: nothing is left to plot. esc: back", title
+        await pilot.press("escape")  # the help closes: the bandwidth screen is on top and leaves, then the drill-down
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, DashboardScreen)
+        assert messages(app).count(GONE) == 1
+
+
+async def test_a_workflow_never_seen_still_reads_not_found_on_the_bandwidth_screen(finished_intra_node: Path) -> None:
+    from nvcre_tui.screens.bandwidth import BandwidthScreen
+
+    app = NvcreApp(session=await reopen(finished_intra_node), live=False)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await app.push_screen(BandwidthScreen("no-such-workflow"))
+        await pilot.pause()
+        assert isinstance(app.screen, BandwidthScreen)
+        assert str(app.screen.query_one("#bw-title", Static).render()) == "Workflow no-such-workflow not found"

@@ -147,14 +147,15 @@ def simulator_report(case: str) -> Obj:
 async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tuple[PodFault, ...] = (),
                           scenario: Scenario | None = None, minor: str | None = None,
                           server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
-                          jobset_controller: bool = True,
+                          jobset_controller: bool = True, crds: Sequence[Obj] = (),
                           mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None,
                           clock: ManualClock | None = None) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
     is ever made); `jobset=False`: the Trainer's CRDs without JobSet's; `jobset_controller=False`: JobSet's CRD served
-    and the Trainer's controller running, JobSet's controller not (a TrainJob's JobSet made, never reconciled); `clock`: the one the engine and the server
+    and the Trainer's controller running, JobSet's controller not (a TrainJob's JobSet made, never reconciled); `crds`:
+    more CustomResourceDefinitions served (a DRA driver's ComputeDomain); `clock`: the one the engine and the server
     share (a fault may look at it), else a new one at SIM_START."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = clock or ManualClock(SIM_START)
@@ -167,13 +168,16 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults, jobset_controller=jobset_controller))
                    if controllers else None)
         report, objects, runner = await certify(kubeconfig, clock, case, scenario, trainer=trainer, jobset=jobset,
-                                                kubelet=kubelet)
+                                                kubelet=kubelet, crds=crds)
         # What the engine created on the cluster, by API group/resource (the workload shapes used).
         objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
                                      if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
         objects["deleted"] = sorted({f"{r.api_group}/{r.resource}/{r.name}" for r in server.requests
                                      if r.verb == "delete" and r.user_agent.startswith("nvcre-engine")})
         objects["denied"] = denied(server.requests)
+        for crd in crds:  # the names of those left when the certification finished
+            group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
+            objects[f"{group}/{plural}"] = sorted(str(o["metadata"]["name"]) for o in server.objects(group, plural))
         objects["warned"], objects["incomplete"] = warned(server.requests), incomplete(server.requests)
         # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
         objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
@@ -229,8 +233,8 @@ async def served(store: Any, wanted: Mapping[str, Sequence[str]], attempts: int 
 
 
 async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Scenario, *, trainer: bool, jobset: bool,
-                  kubelet: Callable[[Any], TestKubelet] | None,
-                  engine_kubeconfig: Path | None = None) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
+                  kubelet: Callable[[Any], TestKubelet] | None, engine_kubeconfig: Path | None = None,
+                  crds: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
     """Run the case's certification with the Kubernetes runner on the (installed) server; the report, the objects
     left and the runner. `kubelet`: the test kubelet playing pods on the admin store, or None (no pod is ever made);
     `engine_kubeconfig`: who the engine is (the admin's `kubeconfig` unless given)."""
@@ -245,6 +249,10 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
                 await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)  # the Trainer's dependency
             await served(engine_store, {TRAINER_API: ("trainjobs", "trainingruntimes"),
                                         **({JOBSET_API: ("jobsets",)} if jobset else {})})
+        for crd in crds:
+            await admin.apply(CRD, crd, field_manager="driver", force=True)
+            names = crd["spec"]["names"]["plural"]
+            await served(engine_store, {f"{crd['spec']['group']}/{version['name']}": (names,) for version in crd["spec"]["versions"]})
         await register_gpu_nodes(admin, clock, scenario)
         name = await start_certification(admin, CASES / case / "cert.yaml")
         cache = engine_cache(engine_store)

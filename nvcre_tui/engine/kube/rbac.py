@@ -84,7 +84,8 @@ CLUSTER_RULES: list[Rule] = [
     _rule([BATCH_JOB.group], ["jobs"], ["get", "create", "delete"]),
     _rule([""], ["services"], ["get", "create", "delete"]),
     # GB200 / GB300: the run's DRA ComputeDomain (multi-node NVLink channel); get on a create clash (and before a
-    # delete: only one its Job owns); delete: a deleted certification's where no garbage collector does.
+    # delete: only one its Job owns); delete: a finished run's (its IMEX daemons hold the nodes), and a deleted
+    # certification's where no garbage collector does.
     _rule([COMPUTE_DOMAIN_GROUP], ["computedomains"], ["create", "get", "delete"]),
     # AWS GB300: the run's own DRA ResourceClaimTemplate of its RoCE NICs (catalog/_workloads/claims.yaml); get and
     # delete as the ComputeDomain's (owned by the run's Job, a garbage collector removes it with it where one runs).

@@ -9,7 +9,8 @@ runner reads, and each pod event (or Node event of the group) wakes the run it b
 engine's queue (`connect`). A look at a run costs no API request; a slow resync (`poll`) is only a safety
 net. A run's status is written only when it changes. When a group fails its workload object is deleted
 (Background: the garbage collector deletes the pods and frees the GPUs) after the log was read;
-succeeded runs keep their pods for their logs until the Job is deleted.
+succeeded runs keep their pods for their logs until the Job is deleted. Either way a finished (or stopped) run's
+DRA objects go at once: its ComputeDomain, whose IMEX daemons hold its nodes, and its RoCE ResourceClaimTemplate.
 
 `status.logRef` names the pod whose log holds the run's result or failure (the MPI launcher or rank 0;
 the pod on the node at fault when the result pod's log says nothing): the Job's failureLog names it.
@@ -371,7 +372,8 @@ class KubernetesRunner:
                     return RACE_RETRY_SECONDS
             self._refused_since.pop(uid, None)
             reason = NAMESPACE_TERMINATING if isinstance(error, NamespaceTerminating) else WORKLOAD_NOT_CREATED
-            await self._patch(run, self._failed(reason, str(error)))
+            if await self._patch(run, self._failed(reason, str(error))) is not None:
+                await self._release_claims(run, owner)  # made before the refused object: nothing half-created stays
             return None
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
@@ -412,8 +414,10 @@ class KubernetesRunner:
                 if blamed is not None and (await self.log_reader.read(blamed, _container(blamed)) or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)
-        if await self._patch(run, patch) is not None and verdict.phase == FAILED:
-            await self._delete_workload(run, owner, trainer)
+        if await self._patch(run, patch) is not None:
+            if verdict.phase == FAILED:
+                await self._delete_workload(run, owner, trainer)
+            await self._release_claims(run, owner)  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
 
     async def stop(self, run: Obj) -> None:
         """Abandon the run (timeout, hardware failure, scheduling block): Failed/Stopped, pods deleted."""
@@ -433,6 +437,7 @@ class KubernetesRunner:
         self.pods.forget(current)
         if run_status(current).get("phase") != SUCCEEDED:
             await self._delete_workload(current, owner, await self.trainer())
+        await self._release_claims(current, owner)
 
     async def tick(self) -> float | None:
         return None
@@ -448,6 +453,21 @@ class KubernetesRunner:
         namespace, uid = meta.get("namespace") or "default", str(meta.get("uid") or "")
         for api_version, kind_name, name in workload_object_names(meta["name"]):
             await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, uid)
+        await self._release_kept(owner)
+
+    async def _release_claims(self, run: Obj, owner: Obj) -> None:
+        """Delete the DRA objects made for `run` (of nvcre Job `owner`) once it finished, passed, failed or stopped: its
+        ComputeDomain, whose IMEX daemons hold its nodes while it exists, and its RoCE ResourceClaimTemplate. They were
+        deleted only with the certification; a finished run makes no pod again (one run per Job), and its pods' claims
+        were allocated when they started. Nothing asked of a run that claims nothing (every run but GB200/GB300's)."""
+        if run_spec(run).get("resourceClaims"):
+            await self._release_kept(owner)
+
+    async def _release_kept(self, owner: Obj) -> None:
+        """Delete `owner`'s ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names), of the kinds the
+        server serves, each only when it names `owner` among its owners; idempotent (one gone is no error)."""
+        meta = owner["metadata"]
+        namespace, uid = meta.get("namespace") or "default", str(meta.get("uid") or "")
         served = {kind.kind: kind for kind in await self._kept_kinds()}
         for kind_name, name in kept_object_names(meta["name"], uid):
             if kind_name in served:

@@ -148,8 +148,10 @@ class EngineLease:
         # How the last failed renewal found the Lease's namespace: "gone" (its create: NotFound), "being deleted" (403
         # NamespaceTerminating), else None: nvcre uninstalled under the holder (`setup reset`), not a Lease to queue for.
         self.namespace_lost: str | None = None
-        # Whether the last failed renewal was refused by RBAC (403, not a namespace being deleted): the engine's rights on
-        # its own Lease gone, as `setup reset` takes them; what `uninstalled` weighs with its other reads.
+        # Whether a renewal failed since the last that succeeded was refused by RBAC (403, not a namespace being deleted):
+        # the engine's rights on its own Lease gone, as `setup reset` takes them; what `uninstalled` weighs with its other
+        # reads. Kept through later failures: the reset then deletes the engine's ServiceAccount, whose token every later
+        # request of a real server's answers 401.
         self.refused = False
 
     @property
@@ -310,11 +312,12 @@ class EngineLease:
                 # NotFound escapes a renewal only from the create of a deleted Lease: its namespace is missing
                 self.namespace_lost = ("being deleted" if isinstance(error, NamespaceTerminating)
                                        else "gone" if isinstance(error, NotFound) else None)
-                self.refused = (isinstance(error, Forbidden)  # RBAC's 403: not a 401, nor a namespace being deleted
-                                and not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal)))
+                self.refused = self.refused or (isinstance(error, Forbidden)  # RBAC's 403: not a 401, nor a namespace being deleted
+                                                and not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal)))
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if held and since is not None and since < renew_deadline:
-                failed = None if since < self.duration / 3 else failed  # renewed just now: what failed before is over
+                if since < self.duration / 3:  # renewed just now: what failed before is over
+                    failed, self.refused = None, False
                 continue
             if self._taken is not None:
                 self.lost_why = self._taken

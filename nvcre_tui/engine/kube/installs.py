@@ -194,8 +194,9 @@ async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | No
     namespace gone or being deleted (`namespace_lost`, as the engine Lease's renewal found it: EngineLease.namespace_lost;
     the engine may not read Namespaces), or none of the nvcre CRDs left (which it may get; where RBAC refuses that, as
     discovery says, which every authenticated user may read), or its RBAC gone: `refused` (the Lease's renewal refused
-    by RBAC: EngineLease.refused) and the CRDs refused too, both of which `setup init` grants the engine; the engine's
-    ServiceAccount finds every one of those after `setup reset`. None when it still is, or this store may not tell (the
+    by RBAC: EngineLease.refused) and the CRDs refused too, both of which `setup init` grants the engine, or its
+    credentials refused after (401: the reset deletes its ServiceAccount, whose tokens a real server then refuses); the
+    engine's ServiceAccount finds those after `setup reset`. None when it still is, or this store may not tell (the
     API server away). What a lost engine Lease is checked against: "lost the engine lease (... namespace not found)",
     or "(... forbidden)", read as another engine's doing, or the API server's."""
     from nvcre_tui.engine.kube.install import install_crds
@@ -206,14 +207,17 @@ async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | No
 
     gone = [f"its namespace {namespace} is {namespace_lost}"] if namespace_lost else []
     crds = install_crds()
-    missing, denied = 0, False
+    missing, denied, unauthorized = 0, False, False
     for crd in crds:
         try:
             await store.get(CRD, crd["metadata"]["name"])
         except NotFound:
             missing += 1
+        except Unauthorized:  # its credentials refused (an expired token; its ServiceAccount deleted)
+            unauthorized = True
+            break
         except Forbidden as error:
-            denied = not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal))  # RBAC's 403 only
+            denied = not isinstance(error, (NamespaceTerminating, ReadOnlyRefusal))  # RBAC's 403 only
             break
         except StoreError:
             break
@@ -221,6 +225,8 @@ async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | No
         gone.append("the nvcre CRDs are gone")
     if refused and denied:
         gone.append("its RBAC is gone (refused its Lease and the nvcre CRDs)")
+    elif refused and unauthorized:  # RBAC refused its Lease, then the server its credentials: its ServiceAccount deleted after
+        gone.append("its RBAC is gone (refused its Lease), then its credentials (401 Unauthorized: its ServiceAccount deleted?)")
     if not gone:
         return None
     return (f"nvcre was uninstalled under the engine ({'; '.join(gone)}: `nvcre setup reset`?): stopping the engine; "

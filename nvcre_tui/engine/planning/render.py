@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from nvcre_tui.engine.api.base import TargetSpec
+from nvcre_tui.engine.api.base import MAX_ANNOTATIONS_BYTES, TargetSpec
 from nvcre_tui.engine.api.fit import extended_amounts
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, Node, node_labels
 from nvcre_tui.engine.api.options import CategoryOptions
@@ -28,7 +28,7 @@ from nvcre_tui.engine.api.resources import (
     WorkflowStatus,
     WorkloadRunSpec,
 )
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT, group_nodes_value
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
@@ -248,6 +248,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())
     except PartitionError as error:
         raise RenderError(str(error), "nodesPerJob" if "nodes per job" in str(error) else None) from None
+    _check_group_sizes(plan.groups, scale)
     if sum(len(g.nodes) for g in plan.groups) <= RECORDED_PLAN_NODES:
         workflow.spec.orchestration.planned_groups = [
             PlannedGroup(name=g.name, nodes=list(g.nodes), domains=list(g.domains) or None, overflow=g.overflow) for g in plan.groups
@@ -256,6 +257,21 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     rendered = RenderedCategory(workflow=workflow, entry=entry, options=options, discovery=found, groups=plan.groups)
     _check_size(rendered)
     return rendered
+
+
+def _check_group_sizes(groups: Sequence[Group], scale: str) -> None:
+    """Refuse a group more nodes than its Job can name: the Job names them in its group-nodes annotation, and the API
+    server takes at most 256 KiB of annotations an object (a full-scale group of some 6,000 cloud-named nodes). The
+    Job's create would be refused at the group's turn, failing the Workflow with a ReconcileError."""
+    room = MAX_ANNOTATIONS_BYTES - len(ANNOTATION_GROUP_NODES)
+    for group in groups:
+        size = len(group_nodes_value(group.nodes).encode())
+        if size > room:
+            longest = max(len(name.encode()) for name in group.nodes) + 1
+            way = f": give nodesPerJob at most {room // longest}" if scale == "full-scale" else ": split the target (a nodeSelector per part)"
+            raise RenderError(f"group {group.name} of {len(group.nodes)} nodes is more than one Job can name: its {ANNOTATION_GROUP_NODES} "
+                              f"annotation would hold {size} bytes of node names, and the API server takes at most {MAX_ANNOTATIONS_BYTES} "
+                              f"in an object's annotations{way}", "nodesPerJob" if scale == "full-scale" else None)
 
 
 def _check_no_step_limit(options: CategoryOptions) -> None:

@@ -93,7 +93,7 @@ async def test_every_rendered_object_is_accepted_strictly_by_the_real_schemas(tr
     server, http = trainer_server
     refused, unchecked, skipped = [], set(), set(SKIPPED_RULES)
     for where, obj in rendered(trainer).values():
-        # a ComputeDomain: NVIDIA's DRA driver's CRD is not vendored; a ResourceClaimTemplate: Kubernetes' DRA API, which
+        # a ComputeDomain: test_compute_domain_schema.py meets it with NVIDIA's DRA driver's CRDs; a ResourceClaimTemplate: Kubernetes' DRA API, which
         # the emulator does not serve (test_schema.py checks both, the latter against the Kubernetes models)
         if obj["kind"] not in PATHS:
             unchecked.add(obj["kind"])

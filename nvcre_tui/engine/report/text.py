@@ -262,11 +262,13 @@ def _capped(lines: list[str], noun: str) -> list[str]:
 
 
 def _why_failed(group: Obj) -> str:
-    """"  LOW" for a value that missed the threshold, else the reason a failed group failed (a run that crashed after
-    measuring 400.69 GB/s read as if that value had failed it)."""
-    if group.get("belowMin"):
+    """The reason a group failed for anything but its threshold (a run that crashed after measuring 400.69 GB/s read as
+    if that value had failed it; one that crashed part-way, at 235.97 GB/s, read LOW, the crash's XID unsaid), else
+    "  LOW" for a value that missed the threshold."""
+    reason = group.get("reason") if group.get("failed") else None
+    if group.get("belowMin") and reason in (None, "", THRESHOLD_VIOLATED):
         return "  LOW"
-    return f"  {group['reason']}" if group.get("failed") and group.get("reason") else ""
+    return f"  {reason}" if reason else ""
 
 
 def _group_bandwidth(category: Obj, group: Obj) -> str:

@@ -1,0 +1,77 @@
+"""A run that crashed part-way through its sweep measured part of a run: the report neither calls its partial value
+LOW (it failed for the crash, not the threshold) nor reads a threshold out of reach from it (a walkthrough's report
+said "threshold value >= 300 is above anything measured on this fleet: best 235.97 GB/s" of a run an XID stopped at
+512 MiB, and told the reader the threshold, not the node, was wrong)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+
+# An XID 51 s into a 4-node full-scale all-reduce: the sweep stops at 362.98 GB/s, short of the ~400 a whole run
+# measures. 420 is within 10% of a whole run (not out of reach) and more than 10% above the partial value.
+SCENARIO = """\
+name: crash-part-way
+seed: 7
+nodes: [{count: 4, cliques: 1}]
+faults:
+  - {type: xid, node: gpu-node-03, gpu: 5, xid: 79, at: 51s}
+"""
+CERTIFICATION = """\
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata:
+  name: crash
+spec:
+  target:
+    nodeSelector: {nvidia.com/gpu.present: "true"}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: full-scale, thresholds: {busBandwidthGBps: "value >= 420"}}
+"""
+
+
+def _run(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    folder: Path = tmp_path_factory.mktemp("crash")
+    (folder / "scenario.yaml").write_text(SCENARIO)
+    (folder / "cert.yaml").write_text(CERTIFICATION)
+    store = ["--state", str(folder / "sim.db"), "--history", str(folder / "h.db")]
+    code, text = _run("certification", "run", "--sim", *store, "--scenario", str(folder / "scenario.yaml"),
+                      "--cert-file", str(folder / "cert.yaml"), "--wait")
+    assert code == 1, text
+    code, raw = _run("certification", "report", "crash", *store, "-o", "json")
+    assert code == 1, raw
+    return text, json.loads(raw)
+
+
+def test_the_run_crashed_after_measuring_below_the_threshold(reports: tuple[str, dict[str, Any]]) -> None:
+    """The premise: the group crashed (WorkloadFailed, gpu-node-03 blamed) after measuring a value under 420."""
+    _, report = reports
+    [category] = report["categories"]
+    [group] = category["groupBandwidth"]
+    assert group["failed"] and group["reason"] == "WorkloadFailed" and group["busBW"] < 420 * 0.9, group
+    assert [node["name"] for node in category["failedNodes"]] == ["gpu-node-03"]
+
+
+def test_a_crashed_group_is_not_called_low(reports: tuple[str, dict[str, Any]]) -> None:
+    text, _ = reports
+    [row] = [line for line in text.splitlines() if re.match(r"│   ✗ group-0  +\d", line)]
+    assert "WorkloadFailed" in row and "LOW" not in row, row
+

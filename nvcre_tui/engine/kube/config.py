@@ -203,6 +203,9 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
         user_body = _named(merged, "users", user)
         if user_body is None:
             raise InputError(f"kubeconfig {where}, context {chosen}: user {user!r} is not defined")
+        written = next(entry.get("user") for entry in merged["users"] if entry["name"] == user)
+        if written is not None and not isinstance(written, dict):  # kubectl refuses it too; _named reads it as {}
+            raise InputError(f"kubeconfig {where}, context {chosen}: user {user} must be a mapping, got {written!r:.60}")
         _check_types(user_body, USER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: user {user}")
         check_credential_fields(user_body, "users", user, f"kubeconfig {where}, context {chosen}")
     return chosen, body
@@ -253,7 +256,8 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     merged = merge_kubeconfigs(paths)
     chosen, body = _choose_context(merged, context, where)
     configuration = Configuration()
-    loader = KubeConfigLoader(config_dict=merged, active_context=chosen, config_base_path="")
+    loader = KubeConfigLoader(config_dict=_as_the_library_reads(merged, chosen, body), active_context=chosen,
+                              config_base_path="")
     user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
     # An exec plugin without a terminal to prompt on (a script, CI, a pod) that gives nothing for this long is
     # hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
@@ -274,6 +278,22 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
     return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
                       without_credentials=bare)
+
+
+def _as_the_library_reads(merged: dict[str, Any], chosen: str, body: dict[str, Any]) -> dict[str, Any]:
+    """`merged` with what kubectl reads as "no credentials" spelt out for the client library, which raises on it
+    instead: a user entry without its `user` mapping (a ConfigException at once), and a context naming no user (it
+    then reads the client certificate of an https server from None: "argument of type 'NoneType' is not iterable")."""
+    users = [{**entry, "user": entry.get("user") or {}} for entry in merged["users"]]
+    contexts = merged["contexts"]
+    if not (isinstance(body.get("user"), str) and body["user"]):
+        anonymous = "nvcre-anonymous"
+        while any(entry["name"] == anonymous for entry in users):  # never one the files define
+            anonymous += "-"
+        users.append({"name": anonymous, "user": {}})
+        contexts = [{**entry, "context": {**body, "user": anonymous}} if entry["name"] == chosen else entry
+                    for entry in contexts]
+    return {**merged, "users": users, "contexts": contexts}
 
 
 # What in a kubeconfig's user entry authenticates it: without any, every request is anonymous (kubectl proxy's URL, or a

@@ -159,6 +159,32 @@ def test_parse_refuses_a_stream_without_lines_at_once(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == "/dev/zero: line 1 is longer than 1 MiB; not a tool's text output\n"
 
 
+@pytest.mark.parametrize("kind", ["nccl", "training"])
+def test_parse_refuses_binary_data_at_its_start(kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # nccl and training output stream, of any length: /dev/urandom (short "lines", never an end) was read forever.
+    # A NUL byte in the first 8 KiB is binary data, as git judges it; here fed through a pipe, 4 MiB of it.
+    garbage = b"\x8f\xc3garbage\n" * 300 + b"\x00\x01\n"
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write, "wb") as stream:
+            for _ in range(4 * 2**20 // len(garbage)):
+                stream.write(garbage)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        assert main(["parse", kind, f"/dev/fd/{read}"]) == 2
+    finally:
+        os.close(read)
+        feeder.join()
+    assert capsys.readouterr().err == f"/dev/fd/{read}: binary data (a NUL byte on line 301), not a tool's text output\n"
+    binary = tmp_path / "binary.log"
+    binary.write_bytes(b"# nccl-tests\n" + garbage)
+    assert main(["parse", kind, str(binary)]) == 2
+    assert capsys.readouterr().err == f"{binary}: binary data (a NUL byte on line 302), not a tool's text output\n"
+
+
 def test_parse_refuses_a_file_with_a_long_line_after_a_whole_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A regular file goes to the parser unwrapped: only its first line was checked, and a 2 MiB line after a whole
     # run (or a 10 GiB one, all in memory) passed.

@@ -20,7 +20,7 @@ from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES
+from nvcre_tui.engine.inputs import MAX_LOG_LINE_CHARS, MAX_WHOLE_OUTPUT_BYTES, TEXT_PROBE_CHARS
 from nvcre_tui.engine.inputs.read import TERMINAL_ADVICE, open_binary, stdin_is_terminal
 from nvcre_tui.engine.judging.measure import RUN_INCOMPLETE, stored_value
 from nvcre_tui.engine.parsers import PARSERS, DcgmResult, NcclResult, ParseError, ParseResult, TrainingResult
@@ -64,6 +64,9 @@ class _Lines:
                 if len(line) > MAX_LOG_LINE_CHARS:  # e.g. /dev/zero or a binary file: refuse at once
                     raise InputError(f"{self.label}: line {number} is longer than {MAX_LOG_LINE_CHARS // 2**20} MiB; "
                                      "not a tool's text output")
+                if total - len(line) < TEXT_PROBE_CHARS and "\0" in line[:TEXT_PROBE_CHARS - (total - len(line))]:
+                    # /dev/urandom: short lines, never an end; streamed through, it was read forever
+                    raise _binary(self.label, number)
                 self.content = self.content or bool(line.strip())
                 yield line
         except OSError as error:
@@ -135,6 +138,10 @@ def _check_line_lengths(stream: TextIO, label: str, chunk_size: int = 4 * MAX_LO
     buffer = stream.buffer
     buffer.seek(0)
     number, carried = 1, 0  # the line the chunk starts in, and its length before the chunk
+    head = buffer.read(TEXT_PROBE_CHARS)
+    if b"\0" in head:
+        raise _binary(label, head[:head.index(b"\0")].count(b"\n") + 1)
+    buffer.seek(0)
     while chunk := buffer.read(chunk_size):
         parts = chunk.split(b"\n")
         if carried + len(parts[0]) > MAX_LOG_LINE_CHARS or max(map(len, parts)) > MAX_LOG_LINE_CHARS:
@@ -143,6 +150,10 @@ def _check_line_lengths(stream: TextIO, label: str, chunk_size: int = 4 * MAX_LO
                              "not a tool's text output")
         carried = (carried if len(parts) == 1 else 0) + len(parts[-1])
         number += len(parts) - 1
+
+
+def _binary(label: str, line: int) -> InputError:
+    return InputError(f"{label}: binary data (a NUL byte on line {line}), not a tool's text output")
 
 
 def _has_content(stream: TextIO, label: str) -> bool:

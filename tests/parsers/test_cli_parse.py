@@ -66,7 +66,7 @@ def test_stdin_bytes_keep_carriage_returns(capsys: pytest.CaptureFixture[str], m
         ("nccl", (FIXTURES / "dcgm_4x_memory_fail.json").read_text(), "not nccl-tests -J output"),
         ("dcgm", (FIXTURES / "nccl_e1_modern.txt").read_text(), "not dcgmi diag output"),
         ("training", (FIXTURES / "nccl_e1_modern.txt").read_text(), "no Megatron-LM or NeMo training step lines"),
-        ("nccl", b"\xff\xfe garbage \x00\n", "no nccl-tests result rows found"),
+        ("nccl", b"\xff\xfe garbage \x00\n", "binary data (a NUL byte on line 1), not a tool's text output"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str,

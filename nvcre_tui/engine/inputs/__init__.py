@@ -9,12 +9,14 @@ from typing import Any
 
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs.json_safe import parse_json
-from nvcre_tui.engine.inputs.limits import MAX_DEPTH, MAX_LOG_LINE_CHARS, MAX_STATE_BYTES, MAX_WHOLE_OUTPUT_BYTES, MAX_YAML_BYTES
+from nvcre_tui.engine.inputs.limits import MAX_DEPTH, MAX_LOG_LINE_CHARS, MAX_STATE_BYTES, MAX_WHOLE_OUTPUT_BYTES, MAX_YAML_BYTES, \
+    TEXT_PROBE_CHARS
 from nvcre_tui.engine.inputs.read import STDIN, STDIN_NAME, MissingInput, read_bytes, read_text
 from nvcre_tui.engine.inputs.yaml_safe import parse_yaml_documents
 
 __all__ = [
     "MAX_DEPTH", "MAX_LOG_LINE_CHARS", "MAX_STATE_BYTES", "MAX_WHOLE_OUTPUT_BYTES", "MAX_YAML_BYTES", "STDIN", "STDIN_NAME", "MissingInput",
+    "TEXT_PROBE_CHARS",
     "load_json", "load_yaml_document", "load_yaml_documents", "parse_json", "parse_yaml_documents", "read_bytes", "read_text",
 ]
 

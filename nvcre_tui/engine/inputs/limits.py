@@ -12,3 +12,4 @@ MAX_KUBECONFIG_BYTES = 4 * MIB  # hundreds of clusters with their certificates e
 MAX_DEPTH = 64  # nesting of mappings and lists; real manifests stay under 20
 MAX_LOG_LINE_CHARS = MIB  # `nvcre parse`: a longer "line" is not a tool's text output (e.g. /dev/zero)
 MAX_WHOLE_OUTPUT_BYTES = 64 * MIB  # `nvcre parse dcgm` reads its input whole: one run's output is far less
+TEXT_PROBE_CHARS = 8192  # `nvcre parse`: a NUL byte this early is binary data, never a tool's text output (git's rule)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import celpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nvcre_tui.engine.judging import thresholds
 from nvcre_tui.engine.judging.cel import MAX_EXPRESSION_LENGTH
 from nvcre_tui.engine.judging.thresholds import (
     METRICS,
@@ -23,6 +25,7 @@ from nvcre_tui.engine.judging.thresholds import (
     violations,
 )
 from nvcre_tui.engine.parsers.measurements import shown_unit, shown_value
+from nvcre_tui.engine.report import model
 
 BUS = "busBandwidthGBps"
 
@@ -281,3 +284,40 @@ def test_a_whole_count_is_shown_whole_on_its_side_of_any_threshold() -> None:
     assert shown_measured("diagTestsRun", "value >= 12", 10.0, False) == "10"
     assert shown_measured("diagTestsRun", "value >= 9.6", 9.5, False) == "9.50"
     assert shown_measured("busBandwidthGBps", "value >= 300", 300.0, True) == "300.00"
+
+
+def test_passes_is_evaluates_verdict_in_one_cel_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`passes` decides as `evaluate` does (None where evaluate's reason is InvalidThresholdExpression; an unusable
+    measurement fails) with one run of the expression, where evaluate's message runs it again to show the value on
+    its side: the report asks it of every group (belowMin), 128 at an intra-rack run of 1,024 nodes."""
+    compiled = compile_threshold(BUS, "value < 3.0 || value > 4.0 || 10 / int(value - 3.5) >= 1")
+    for measured in (5.0, 2.0, 3.25, 3.75, float("nan"), float("inf"), None):
+        evidence = compiled.evaluate(measured)
+        assert compiled.passes(measured) == (None if evidence.reason == "InvalidThresholdExpression" else evidence.passed), measured
+    at_300 = compile_threshold(BUS, "value >= 300")  # compiled (its probes run) before the count
+    runs = counting_runs(monkeypatch)
+    for measured in (299.994, 300.0, 412.5):
+        at_300.passes(measured)
+    assert len(runs) == 3
+
+
+def counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    """Every run of a compiled threshold's CEL program from now on."""
+    runs: list[tuple[Any, ...]] = []
+    run = thresholds.evaluate
+
+    def counted(*args: Any) -> Any:
+        runs.append(args)
+        return run(*args)
+
+    monkeypatch.setattr(thresholds, "evaluate", counted)
+    return runs
+
+
+def test_the_reports_below_min_runs_the_threshold_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    compile_threshold(BUS, "value >= 300.5")  # compiled (its probes run) before the count
+    runs = counting_runs(monkeypatch)
+    values = [299.0 + index / 7 for index in range(16)]  # about 300, each shown on its side of it in a message
+    below = [model._low("value >= 300.5", value) for _ in range(2) for value in values]  # noqa: SLF001 - the report's verdict
+    assert below == [value < 300.5 for value in values] * 2
+    assert len(runs) == len(values)

@@ -123,18 +123,29 @@ class CompiledThreshold:
         if value is None:
             message = f'Threshold "{self.key}" not evaluated: {unusable}, expression: {shown}'
             return Evidence(self.key, None, self.expression, False, unavailable_reason, message)
+        passed, problem = self._run(value)
+        if passed is None:
+            # The expression is at fault, not the measurement: this evidence convicts no node (controllers/job.py).
+            message = f'Threshold "{self.key}" could not be evaluated on measured {_shown(value)}: {problem}, expression: {shown}'
+            return Evidence(self.key, value, self.expression, False, INVALID_EXPRESSION, message)
+        verdict, reason = ("met", THRESHOLD_MET) if passed else ("violated", THRESHOLD_VIOLATED)
+        message = f'Threshold "{self.key}" {verdict}: measured {self.on_its_side(value, passed)}, expression: {shown}'
+        return Evidence(self.key, value, self.expression, passed, reason, message)
+
+    def passes(self, measured: float | None) -> bool | None:
+        """`evaluate(measured).passed`, None where its reason would be InvalidThresholdExpression, without the message
+        (which runs the expression again, once or more, to show the value on its side): for a verdict alone, such as
+        the report's per-group `belowMin`."""
+        value, _ = _as_measurement(measured)
+        return False if value is None else self._run(value)[0]
+
+    def _run(self, value: float) -> tuple[bool | None, str | None]:
+        """(whether `value` meets the expression, None), or (None, why the expression cannot be evaluated on it)."""
         result, error = evaluate(self.program, {VALUE_VARIABLE: ct.DoubleType(value)})
         problem = plain_reason(error) if error is not None else None
         if problem is None and not isinstance(result, ct.BoolType):
             problem = f"gave {cel_type_name(result)}, not bool"
-        if problem is not None:
-            # The expression is at fault, not the measurement: this evidence convicts no node (controllers/job.py).
-            message = f'Threshold "{self.key}" could not be evaluated on measured {_shown(value)}: {problem}, expression: {shown}'
-            return Evidence(self.key, value, self.expression, False, INVALID_EXPRESSION, message)
-        passed = bool(result)
-        verdict, reason = ("met", THRESHOLD_MET) if passed else ("violated", THRESHOLD_VIOLATED)
-        message = f'Threshold "{self.key}" {verdict}: measured {self.on_its_side(value, passed)}, expression: {shown}'
-        return Evidence(self.key, value, self.expression, passed, reason, message)
+        return (None, problem) if problem is not None else (bool(result), None)
 
     def on_its_side(self, value: float, passed: bool) -> str:
         """`value` with two decimals, or as many more as it takes to be seen on its side of the threshold (a 241.145

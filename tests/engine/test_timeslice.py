@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.controllers import job
 from nvcre_tui.engine.judging import nodehealth
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from tests.engine.test_large_group_work import NODES, finished_full_scale
 
@@ -77,3 +79,36 @@ async def test_a_jobs_node_health_check_lets_the_loop_run_between_nodes(monkeypa
     assert len(seen) >= NODES
     together = sum(1 for before, after in zip(seen, seen[1:]) if before == after)
     assert together == 0, f"{together} of {len(seen)} nodes were assessed with no turn of the loop since the one before"
+
+
+async def test_a_jobs_output_is_read_in_another_slice_than_the_one_it_was_fetched_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full-scale run's output at 1,024 nodes (the simulator makes 8,500 lines) and reading it are two slices."""
+    beats = [0]
+    fetched: list[int] = []  # the heartbeat's count as each Job's output was fetched, and as it was read
+    read: list[int] = []
+    measure = job.measure
+
+    def watched(*args: Any) -> Any:
+        read.append(beats[0])
+        return measure(*args)
+
+    async def heartbeat() -> None:
+        while True:
+            beats[0] += 1
+            await asyncio.sleep(0)
+
+    async def fetched_logs(self: SimulatedRunner, run: Any) -> list[str]:
+        lines = await logs(self, run)
+        fetched.append(beats[0])
+        return lines
+
+    logs = SimulatedRunner.logs
+    monkeypatch.setattr(SimulatedRunner, "logs", fetched_logs)
+    monkeypatch.setattr(job, "measure", watched)
+    task = asyncio.create_task(heartbeat())
+    try:
+        session, _ = await finished_full_scale(slice_seconds=0.0)
+        await session.close()
+    finally:
+        task.cancel()
+    assert read and all(later > before for before, later in zip(fetched, read)), (fetched, read)

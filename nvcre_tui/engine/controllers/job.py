@@ -354,6 +354,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
 
 async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
     lines = await ctx.runner.logs(run)
+    await ctx.slice.breathe()  # making a full-scale run's output and reading it (8,500 lines at 1,024 nodes): two slices
     result = measure(_parser(job), lines, job_spec(job)["workload"]["workloadRun"].get("gpusPerNode"))
     nodes = group_nodes(job)
     if failure := result.finished_failure():

@@ -13,8 +13,9 @@ baseline is that heartbeat for as long with no engine.
     python bench/console_engine.py --nodes 2048 --profile
 
 Which step held the loop: every loop callback is timed (asyncio's Handle._run, wrapped here only), and its time is
-credited to the engine step (a reconcile of one object, or the runner's fleet tick) that ran during it; the longest
-are listed. `--profile` runs again with each loop callback under cProfile and prints the top functions of the three
+credited to the engine step (a reconcile of one object, or the runner's fleet tick) that ran during it, or to the
+garbage collector's pass that interrupted it; the longest are listed. The loaded heap is frozen as `nvcre` freezes it
+(app.freeze_heap) unless --no-freeze. `--profile` runs again with each loop callback under cProfile and prints the top functions of the three
 longest (cProfile slows Python 2-3x: its times are for finding the cause, not for the table). Target: no block over
 about 250 ms.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import pstats
 import statistics
@@ -37,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from nvcre_tui.app import freeze_heap  # noqa: E402
 from nvcre_tui.engine.controllers import conditions as cond  # noqa: E402
 from nvcre_tui.engine.engine import Engine  # noqa: E402
 from nvcre_tui.engine.session import SimSession  # noqa: E402
@@ -94,10 +97,11 @@ class Watch:
     profiles: list[tuple[float, str, pstats.Stats]] = field(default_factory=list)  # (CPU seconds, step, its profile)
 
     outside: str = "?"  # what the callback in hand runs when no step is in hand: its task and coroutine
+    collecting: str | None = None  # the garbage collector's pass under way, credited apart from the step it interrupts
 
     def credit(self) -> None:
         now = time.perf_counter()
-        what = self.current or self.outside
+        what = self.collecting or self.current or self.outside
         self.credited[what] = self.credited.get(what, 0.0) + now - self.mark
         self.mark = now
 
@@ -135,6 +139,11 @@ class Watch:
                 watch.credit()
                 watch.current = None
 
+        def collector(phase: str, info: dict[str, int]) -> None:
+            watch.credit()
+            watch.collecting = f"garbage collector, generation {info['generation']}" if phase == "start" else None
+
+        gc.callbacks.append(collector)
         asyncio.events.Handle._run = timed_run  # type: ignore[method-assign,assignment]
         Engine._reconcile = timed_reconcile  # type: ignore[method-assign,assignment]
 
@@ -157,12 +166,14 @@ async def idle(seconds: float) -> list[float]:
     return late
 
 
-async def certify(nodes: int, speed: float, timeout: float, watch: Watch) -> tuple[list[float], float, dict[str, str], int]:
+async def certify(nodes: int, speed: float, timeout: float, watch: Watch, freeze: bool) -> tuple[list[float], float, dict[str, str], int]:
     """Open the console's session, submit both certifications and run its engine until they finished: the heartbeat's
     lateness, the wall seconds, each certification's phase and how often the engine let the loop run inside a step."""
     with tempfile.TemporaryDirectory() as folder:
         session = await SimSession.open(scenario(nodes, speed), Path(folder) / "state.db", live=True, history=Path(folder) / "history.db")
         assert session.engine is not None
+        if freeze:
+            freeze_heap()  # as `nvcre` does once its first screen is up: full collections leave the loaded fleet out
         late: list[float] = []
         stop = asyncio.Event()
         beat = asyncio.create_task(heartbeat(late, stop))
@@ -197,14 +208,16 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--speed", type=float, default=120.0, help="simulated seconds per real second (the console's default: 120)")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall seconds to wait for both certifications")
+    parser.add_argument("--no-freeze", action="store_true", help="keep the loaded heap in the garbage collector's full passes (nvcre freezes it)")
     parser.add_argument("--profile", action="store_true", help="run again with each loop callback under cProfile; print the longest three's top functions")
     args = parser.parse_args()
     watch = Watch()
     watch.install()
-    late, elapsed, phases, yields = asyncio.run(certify(args.nodes, args.speed, args.timeout, watch))
+    late, elapsed, phases, yields = asyncio.run(certify(args.nodes, args.speed, args.timeout, watch, not args.no_freeze))
     base = asyncio.run(idle(min(elapsed, 10.0)))
     engine_max, engine_p99, idle_max, idle_p99 = max(late), p99(late), max(base), p99(base)
-    print(f"console engine on {args.nodes} nodes (cliques of 8), speed {args.speed:g}: full-scale {phases.get('full')}, "
+    print(f"console engine on {args.nodes} nodes (cliques of 8), speed {args.speed:g}{', heap not frozen' if args.no_freeze else ''}: "
+          f"full-scale {phases.get('full')}, "
           f"intra-rack {phases.get('rack')} in {elapsed:.1f} s; the engine let the loop run {yields} times in its steps")
     print(f"heartbeat every {BEAT_SECONDS * 1000:.0f} ms, how late it woke        max          p99")
     print(f"  idle loop (baseline)                       {idle_max * 1000:9.1f} ms {idle_p99 * 1000:9.1f} ms")
@@ -221,7 +234,7 @@ def main() -> None:
     if args.profile:
         profiled = Watch(profile=True)
         profiled.install()
-        asyncio.run(certify(args.nodes, args.speed, args.timeout, profiled))
+        asyncio.run(certify(args.nodes, args.speed, args.timeout, profiled, not args.no_freeze))
         for seconds, step, stats in profiled.profiles:
             out = io.StringIO()
             stats.stream = out  # type: ignore[attr-defined]

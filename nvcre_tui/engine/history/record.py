@@ -135,7 +135,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     for name in involved:
         state, detail = states.get(name, ("untested", ""))
         mine = jobs_of.get(name, [])
-        rows = [{**row, "failures": failures_of.get(name, [])} for row, failures_of in (job_rows[job["metadata"]["name"]] for job in mine)]
+        rows = [{**row, "failures": by_node.get(name, [])} for row, by_node in (job_rows[job["metadata"]["name"]] for job in mine)]
         # What the category blamed it for, else why it was left out; not a Job's blame the category did not
         # uphold (a diagnosis's screening group, whose healthy members it cleared).
         blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or {}

@@ -154,6 +154,8 @@ class DrilldownScreen(NvcreScreen):
             self._shown = view
             self._sync_tree(tree, cert, view, snapshot)
         target = self._find(tree.root, self._key_of(selected)) if selected and self._placed else None
+        if target is None and self._placed and selected:  # its line went (a suspect cleared or convicted): where it went
+            target = self._successor(tree.root, selected)
         if target is None and not self._placed:
             order = self._walk(tree.root)
             target = self._focus_target(tree.root) or next((n for n in order if (n.data or {}).get("failed")), None)
@@ -450,6 +452,24 @@ class DrilldownScreen(NvcreScreen):
 
     def _find(self, root: TreeNode[Any], key: tuple[str, ...]) -> TreeNode[Any] | None:
         return next((n for n in self._walk(root) if self._key(n) == key), None)
+
+    def _successor(self, root: TreeNode[Any], gone: Mapping[str, Any]) -> TreeNode[Any] | None:
+        """The line that says now what the cursor's vanished line said: the same node's (or fault's) line in the same
+        category (a suspect's verdict row becomes its `cleared` row, or its `faulty` one), else that category's line.
+        The cursor stayed on whatever line took its place, and the detail pane on the gone line's words: a node the
+        diagnosis had since cleared read "under suspicion, failed 2 of 2 tests"."""
+        workflow = meta_of(gone.get("workflow") or {}).get("name")
+        if not workflow:
+            return None
+        lines = [n for n in self._walk(root) if meta_of((n.data or {}).get("workflow") or {}).get("name") == workflow]
+        for field in ("node", "subject"):
+            if gone.get(field):
+                same = [n for n in lines if (n.data or {}).get(field) == gone[field]]
+                # a verdict row (faulty, or cleared) before a test's member row: it says what became of the node
+                found = next((n for n in same if (n.data or {}).get("kind") in ("verdict", "cleared", "fault")), same[0] if same else None)
+                if found is not None:
+                    return found
+        return next((n for n in lines if (n.data or {}).get("kind") == "workflow"), None)
 
     @staticmethod
     def _reveal(node: TreeNode[Any]) -> None:

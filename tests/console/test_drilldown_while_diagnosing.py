@@ -63,3 +63,45 @@ async def test_a_diagnosis_under_way_opens_on_its_suspects_and_f_stops_at_them()
         await pilot.pause()
         await pilot.pause()
         assert _cursor(tree).get("failed") is True, _cursor(tree)
+
+
+async def test_a_suspect_cleared_while_highlighted_keeps_the_cursor_on_its_new_line() -> None:
+    """The on-call engineer reads a suspect's evidence while the diagnosis runs on; it ends and clears that node. Its
+    verdict row went, and the detail pane kept the gone row's words ("under suspicion, failed 2 of 2 tests") for a node
+    the diagnosis had cleared. The cursor follows the node to its `cleared` row, whose detail says why."""
+    from textual.widgets import Static
+
+    session = await session_with(settle=False, scenario=FABRIC_AND_SLOW_GPU)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert await app.submit(certification_body(DIAGNOSE))
+        assert session.engine is not None
+        for _ in range(40):  # until a node the diagnosis will clear is under suspicion (gpu-node-03 is the faulty one)
+            await session.engine.run_until_settled(max_seconds=30)
+            await app.refresh_snapshot()
+            assert app.snapshot is not None
+            state = diagnose_state(app.snapshot.views["isolate"].categories[0]) or {}
+            innocent = next((node for node in state.get("suspectNodes") or [] if node != "gpu-node-03"), None)
+            if innocent is not None:
+                break
+        assert innocent is not None
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DrilldownScreen)
+        tree = app.screen.query_one(Tree)
+        for _ in range(10):  # f, as the engineer does, to that suspect
+            if _cursor(tree).get("node") == innocent and _cursor(tree).get("kind") == "verdict":
+                break
+            await pilot.press("f")
+            await pilot.pause()
+            await pilot.pause()
+        detail = app.screen.query_one("#detail", Static)
+        assert _cursor(tree).get("node") == innocent and f"{UNDER_SUSPICION}, failed" in str(detail.render())
+        await session.engine.run_until_settled()  # the diagnosis ends: gpu-node-03 faulty, the others cleared
+        await app.refresh_snapshot()
+        await pilot.pause()
+        await pilot.pause()
+        assert (_cursor(tree).get("kind"), _cursor(tree).get("node")) == ("cleared", innocent), _cursor(tree)
+        said = str(detail.render())
+        assert UNDER_SUSPICION not in said and f"Node              {innocent}" in said and "healthy, failed" in said, said

@@ -20,12 +20,14 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, WORKLOAD_FAILED
 from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
+from nvcre_tui.engine.report.model import threshold_out_of_reach
+from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views.certifications import deleting_result
@@ -111,6 +113,17 @@ def said_unblamed(row: FailureRow) -> str:
     else:
         shown = row.message
     return f"{row.reason}: {shown}" if shown else row.reason
+
+
+def out_of_reach(snapshot: Snapshot, cert_name: str) -> list[Entry]:
+    """A failed category that blamed nodes against a threshold no test came near (every test failed, the best value far
+    from it: GB200 figures on H100s), said before its nodes, as the drill-down says it first under the category: the
+    wall listed 32 ✗ nodes, "busBandwidthGBps 479.58 …" each, a fleet-wide failure to the room, the threshold unsaid.
+    One that blamed nobody is listed among the failures that blamed no node, its reach first (said_unblamed)."""
+    view = snapshot.views.get(cert_name)
+    return [Entry(NodeState.FAILED.glyph, category.key, reach)
+            for category in (view.categories if view is not None else [])
+            if category.status.get("status") == FAILED and category.failed_nodes and (reach := threshold_out_of_reach(category))]
 
 
 def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blamed: Mapping[str, FailureRow] | None = None) -> list[Entry]:
@@ -237,6 +250,7 @@ class WallScreen(NvcreScreen):
         self._shown: tuple[str, str] | None = None  # the last one it showed, with its result then
         self._nodes_seen: list[dict[str, Any]] | None = None  # the Nodes the map was laid out from
         self._said: dict[str, str | Text] = {}  # what the title and tally lines say (_say)
+        self._reach_seen: tuple[CertificationView, list[Entry]] | None = None  # a view and its out_of_reach entries
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -338,6 +352,7 @@ class WallScreen(NvcreScreen):
         # Infrastructure faults first: few, and no node's line says them (the nodes on a degraded link pass). A link two
         # categories named is one entry, as in the failures pane (it was listed once per category, twice on the wall).
         urgent = [Entry(NodeState.FAILED.glyph, row.node, row.categories_said) for row in (fault_rows(snapshot, self.current) if self.current else [])]
+        urgent += self._out_of_reach(snapshot)  # the threshold, before the nodes it failed
         # Without the Nodes no node has a state: the blamed ones are still known from the Jobs, as the failures pane lists them
         # (the list stood empty under a FAILED title).
         listed = {name: (row.state, "") for name, row in blamed.items()} if withheld else states
@@ -348,6 +363,16 @@ class WallScreen(NvcreScreen):
 
     def on_resize(self) -> None:
         self.refresh_now()  # the waiting categories named or counted to the new width (waits_said)
+
+    def _out_of_reach(self, snapshot: Snapshot) -> list[Entry]:
+        """out_of_reach of the certification shown, worked out again only when its read model changed (the same view
+        object while nothing of it changed: it weighs every group's measurements, and the wall refreshes every second)."""
+        view = snapshot.views.get(self.current) if self.current else None
+        if view is None:
+            return []
+        if self._reach_seen is None or self._reach_seen[0] is not view:
+            self._reach_seen = (view, out_of_reach(snapshot, view.name))
+        return self._reach_seen[1]
 
     def _say(self, line: str, text: str | Text) -> None:
         """Update a line only when what it says changed: an update lays the whole screen out again and draws it anew (the

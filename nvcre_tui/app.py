@@ -425,7 +425,7 @@ class NvcreApp(ThemedApp[None]):
         from nvcre_tui.screens.help import HelpScreen
 
         if not self.wall:
-            self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self)))
+            self.push_screen(HelpScreen(self.policy, self.BINDINGS, help_lines(self), here=type(self.screen).__name__))
             return
         # `nvcre wall` reaches no other screen and has no command bar: it listed the dashboard's, the drill-down's and
         # every other screen's keys, and `:`, none of which does anything there.

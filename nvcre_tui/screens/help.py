@@ -33,12 +33,16 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def __init__(self, policy: Policy, app_bindings: Sequence[BindingType], commands: Sequence[tuple[str, str]],
-                 screens: Sequence[ScreenEntry] = SCREENS, palette: str = "command palette (: commands, nodes, certifications)") -> None:
+                 screens: Sequence[ScreenEntry] = SCREENS, palette: str = "command palette (: commands, nodes, certifications)",
+                 here: str | None = None) -> None:
         """commands: (usage, what it does) of the `:` commands the policy allows; screens: those whose keys are listed
-        (`nvcre wall`: the wall alone, no other screen is reached there); palette: what ctrl+p offers."""
+        (`nvcre wall`: the wall alone, no other screen is reached there); palette: what ctrl+p offers; here: the class
+        name of the screen `?` was pressed on, whose keys come first after those that work everywhere (on the
+        drill-down at 80x24 the first page was the dashboard's keys, the drill-down's two pages down)."""
         super().__init__()
         self.policy, self.app_bindings, self.commands = policy, app_bindings, commands
-        self.screens, self.palette = screens, palette
+        self.screens = sorted(screens, key=lambda entry: entry.cls != here)  # stable: the others in the registry's order
+        self.palette = palette
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, show_header=False, pad_edge=False, expand=True)

@@ -75,3 +75,8 @@ def test_a_crashed_group_is_not_called_low(reports: tuple[str, dict[str, Any]]) 
     [row] = [line for line in text.splitlines() if re.match(r"│   ✗ group-0  +\d", line)]
     assert "WorkloadFailed" in row and "LOW" not in row, row
 
+
+def test_no_threshold_is_out_of_reach_by_a_crashed_run(reports: tuple[str, dict[str, Any]]) -> None:
+    text, report = reports
+    assert "Out of reach" not in text and "above anything measured" not in text, text
+    assert not report["categories"][0].get("thresholdOutOfReach"), report["categories"][0].get("thresholdOutOfReach")

@@ -23,7 +23,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
-from nvcre_tui.engine.judging.thresholds import ThresholdError, compile_threshold, shown_judged, value_shower
+from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, THRESHOLD_VIOLATED, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
 )
@@ -429,10 +429,13 @@ def fault_said(fault: Mapping[str, Any]) -> str:
 
 def _reach(thresholds: Mapping[str, str], category: CategoryView) -> str | None:
     """Each threshold no test came near, when every test of the category failed ("threshold value >= 900 is above
-    anything measured on this fleet: best 409.98 GB/s"), joined; None when there is none."""
+    anything measured on this fleet: best 409.98 GB/s"), joined; None when there is none. Only the values of runs the
+    thresholds judged count: a run that crashed or timed out part-way measured part of a sweep (an XID at 512 MiB:
+    235.97 GB/s, short of what the whole run reaches), which says nothing of what the fleet can reach."""
     finished = [g for record in category.iterations for g in record.groups if g.get("phase") in (FAILED, SUCCEEDED)]
     every_failed = bool(finished) and all(g["phase"] == FAILED for g in finished)
-    said = [out_of_reach(metric, str(expression), [float(v) for g in finished if isinstance(v := (g.get("measurements") or {}).get(metric), int | float)],
+    judged = [g for g in finished if g["phase"] == SUCCEEDED or g.get("reason") == THRESHOLD_VIOLATED]
+    said = [out_of_reach(metric, str(expression), [float(v) for g in judged if isinstance(v := (g.get("measurements") or {}).get(metric), int | float)],
                          every_failed) for metric, expression in sorted(thresholds.items())]
     return "; ".join(s for s in said if s) or None
 

@@ -340,3 +340,25 @@ def test_follow_of_a_finished_job_without_a_run_ends(burned: Path, tmp_path: Pat
     assert codes == [0]
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("No output: the job succeeded") and "with no WorkloadRun" in err, err
+
+
+def test_a_simulated_runs_log_read_without_the_fleet_says_which_flag_makes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A walkthrough ran a certification with --sim-runner, then `logs` without it: "No output: the run succeeded, and
+    neither its pods nor its Job hold any line of its log", as if the log were lost. No pod ever holds a simulated run's
+    output: only the simulated fleet makes it, as `report -o html` says. The line says so, and how to read it."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}]}))
+    history = ["--history", str(tmp_path / "h.db")]
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
+                     "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history]) == 0
+        capsys.readouterr()
+        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history]) == 0
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err == ("No output here: the run succeeded: a simulated run, whose output only --sim-runner makes; give "
+                       "--sim-runner with the fleet's --scenario to read it.\n"), err
+        # with the fleet, the whole output
+        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history,
+                     "--sim-runner", "--scenario", str(scenario)]) == 0
+        assert "# Avg bus bandwidth" in capsys.readouterr().out

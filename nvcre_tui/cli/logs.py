@@ -191,7 +191,9 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
     """Print the run's log as the console's pane shows it; with `following`, until the run finishes. While it has no
     line, why is said on stderr as the pane says it (a run whose pods never started printed nothing at all, exit 0)."""
     stalled = _StallNote(session, f"the run of job {entry.name} has not finished")
-    silence = _Silence()
+    from nvcre_tui.engine.session import plays_the_fleet  # the session is open: the module is loaded already
+
+    silence = _Silence(plays_the_fleet(session))
 
     async def read() -> tuple[list[str], bool]:
         try:
@@ -252,6 +254,7 @@ class _Silence:
     """Says on stderr why a log has no line: once while it has none, and again when it ends without one for another
     reason (no_output: the pane's words)."""
 
+    fleet_here: bool  # this process plays the simulated fleet (session.plays_the_fleet)
     printed: bool = False
     said: str | None = None
 
@@ -259,7 +262,7 @@ class _Silence:
         self.printed = self.printed or bool(lines)
         if self.printed or (self.said is not None and not complete):
             return
-        sentence, why = no_output(job, run, now)
+        sentence, why = no_output(job, run, now, fleet_here=self.fleet_here)
         text = printable(f"{sentence}{f' Why: {why}' if why else ''}", newlines=False)
         if text != self.said:
             print(text, file=sys.stderr)

@@ -122,6 +122,12 @@ class Session(Protocol):
         ...
 
 
+def plays_the_fleet(session: Session) -> bool:
+    """This process plays the simulated fleet (the embedded simulator, or a cluster's with --sim-runner), so its log
+    source makes a simulated run's output; no pod holds one."""
+    return getattr(session, "scenario", None) is not None
+
+
 @dataclass
 class RunnerLogs:
     """The LogSource of a runner that can regenerate or fetch a run's output."""

@@ -30,6 +30,7 @@ from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.session import plays_the_fleet
 from nvcre_tui.engine.views.waiting import no_output
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
 from nvcre_tui.widgets.log_view import LogLines, LogView
@@ -102,6 +103,12 @@ class LogsScreen(NvcreScreen):
         if run is not None and not self._complete:
             self._request_read()
 
+    @property
+    def _fleet_here(self) -> bool:
+        """This console plays the simulated fleet: a simulated run with no line has printed none yet, not lost it."""
+        session = self.nvcre.session
+        return session is None or plays_the_fleet(session)
+
     def _empty_text(self, snapshot: Snapshot | None = None) -> str:
         """What the pane says while it has no line: why there is no output, and whether more will come."""
         run = self._run
@@ -110,9 +117,9 @@ class LogsScreen(NvcreScreen):
             if not known:
                 return "No output: there is no such job."
             ended = self._job is not None and cond.is_terminal(self._job)  # no run will come: nothing will appear
-            return no_output(self._job, None, self.nvcre.now())[0] + ("" if ended else f"\n{WILL_APPEAR}")
+            return no_output(self._job, None, self.nvcre.now(), fleet_here=self._fleet_here)[0] + ("" if ended else f"\n{WILL_APPEAR}")
         phase = run_status(run).get("phase") or "Pending"
-        sentence, why = no_output(self._job, run, self.nvcre.now())
+        sentence, why = no_output(self._job, run, self.nvcre.now(), fleet_here=self._fleet_here)
         if phase in FINISHED:
             # On a cluster a failed run's pods are deleted (to free the GPUs): nothing to read may mean either.
             return sentence if self._complete else "Reading the log…"

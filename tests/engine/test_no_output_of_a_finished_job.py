@@ -20,12 +20,24 @@ def _job(phase: str, reason: str) -> dict[str, object]:
 
 
 def test_a_job_that_ended_without_a_run_says_no_output_will_come() -> None:
-    sentence, why = no_output(_job(FAILED, NAMESPACE_TERMINATING), None, NOW)
+    sentence, why = no_output(_job(FAILED, NAMESPACE_TERMINATING), None, NOW, fleet_here=False)
     assert "yet" not in sentence, sentence
     assert sentence == f"No output: the job failed ({NAMESPACE_TERMINATING}) with no WorkloadRun, so it has no log.", sentence
     assert why is None
 
 
 def test_a_job_still_in_progress_without_a_run_still_waits_for_one() -> None:
-    assert no_output(_job(IN_PROGRESS, "Created"), None, NOW) == ("No output yet: the job has no WorkloadRun yet.", None)
-    assert no_output(None, None, NOW) == ("No output yet: the job has no WorkloadRun yet.", None)
+    assert no_output(_job(IN_PROGRESS, "Created"), None, NOW, fleet_here=False) == ("No output yet: the job has no WorkloadRun yet.", None)
+    assert no_output(None, None, NOW, fleet_here=False) == ("No output yet: the job has no WorkloadRun yet.", None)
+
+
+def test_a_simulated_run_without_a_line_names_its_maker_only_where_this_process_does_not_play_the_fleet() -> None:
+    """Read without the fleet (a cluster's --sim-runner run, `logs` without it) no pod holds its output: said so, with
+    the flag that makes it. Where this process plays the fleet (--sim, --sim-runner) the run printed nothing."""
+    run = {"metadata": {"name": "burn-in-g1-run"}, "status": {"phase": "Succeeded", "conditions": [
+        {"type": cond.SIMULATED, "status": "True", "reason": "SimulatedRunner", "message": "played"}]}}
+    sentence, _ = no_output(_job(FAILED, "Completed"), run, NOW, fleet_here=False)
+    assert sentence == ("No output here: the run succeeded: a simulated run, whose output only --sim-runner makes; "
+                        "give --sim-runner with the fleet's --scenario to read it."), sentence
+    sentence, _ = no_output(_job(FAILED, "Completed"), run, NOW, fleet_here=True)
+    assert sentence == "No output: the run succeeded, and neither its pods nor its Job hold any line of its log.", sentence

@@ -143,6 +143,8 @@ HARDWARE_FAILED: Final = "HardwareFailed"
 # when none was given.
 BATCH_FALLBACK: Final = "BatchFallback"  # a batch/v1 Job ran the pods: Kubeflow Trainer is not installed
 SIMULATED: Final = "Simulated"  # the simulated fleet played the run: no GPU ran it, its measurements are made up
+# Why a simulated run has no log where a pod's would be (the HTML report's size curves, `certification logs`, the log pane)
+SIMULATED_OUTPUT: Final = "a simulated run, whose output only --sim-runner makes"
 HOW_RUN: Mapping[str, str] = MappingProxyType({BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"})
 
 # -- ours: a certification's result (status.summary.result) -----------------------------------------------------

@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_label, labels_of, measurement_of, run_name, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SIMULATED_OUTPUT, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
@@ -301,7 +301,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             except ParseError as error:
                 # No pod holds a simulated run's output: only the simulated fleet makes it (a report with --sim-runner).
                 simulated = not lines and cond.is_true(run, cond.SIMULATED)
-                problems.append(f"{label}: " + ("a simulated run, whose output only --sim-runner makes" if simulated else error.reason))
+                problems.append(f"{label}: " + (SIMULATED_OUTPUT if simulated else error.reason))
                 continue
             except Exception as error:  # noqa: BLE001 - a log source that cannot answer is a note, not a traceback
                 problems.append(f"{label}: cannot read the log ({error})")

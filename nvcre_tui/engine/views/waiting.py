@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from nvcre_tui.engine.api.bodies import run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES
+from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, SIMULATED_OUTPUT, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
@@ -57,10 +57,12 @@ def pods_pending_left(job: Obj, run: Obj, now: datetime) -> str | None:
     return pending_left(why, grace, per_job=per_job, waited=max(0.0, (now - parse_time(str(since))).total_seconds()))
 
 
-def no_output(job: Obj | None, run: Obj | None, now: datetime) -> tuple[str, str | None]:
+def no_output(job: Obj | None, run: Obj | None, now: datetime, *, fleet_here: bool) -> tuple[str, str | None]:
     """Why a run's log holds no line, as the logs pane and `certification logs` say it: the sentence, and for a run
     whose pods have not started why, as its Job says it (no pods made and which controller would make them, a
-    scheduler's refusal, and the time left before it fails), else as the run does; None when nothing says."""
+    scheduler's refusal, and the time left before it fails), else as the run does; None when nothing says.
+    `fleet_here`: this process plays the simulated fleet (session.plays_the_fleet), the only maker of a simulated
+    run's output."""
     if run is None:
         # A Job that ended without one (its namespace being deleted when it would have made it, or its run gone) will
         # never have one: "yet" told the operator to wait for output that cannot come.
@@ -69,6 +71,10 @@ def no_output(job: Obj | None, run: Obj | None, now: datetime) -> tuple[str, str
             return f"No output: the job {str(ended).lower()}{f' ({reason})' if reason else ''} with no WorkloadRun, so it has no log.", None
         return "No output yet: the job has no WorkloadRun yet.", None
     phase = str(run_status(run).get("phase") or "Pending")
+    if phase in (SUCCEEDED, FAILED, "Running") and not fleet_here and cond.is_true(run, cond.SIMULATED):
+        # No pod ever holds it: "neither its pods nor its Job hold any line" read as a log lost.
+        said = "is running" if phase == "Running" else phase.lower()
+        return f"No output here: the run {said}: {SIMULATED_OUTPUT}; give --sim-runner with the fleet's --scenario to read it.", None
     if phase in (SUCCEEDED, FAILED):  # on a cluster a failed run's pods are deleted (to free the GPUs): either may be
         return f"No output: the run {phase.lower()}, and neither its pods nor its Job hold any line of its log.", None
     if phase == "Running":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -369,11 +370,28 @@ def test_broken_workload_data_is_reported_with_its_file_and_field(tmp_path) -> N
     with pytest.raises(InputError) as error:
         pod_data(tmp_path)
     assert len(error.value.messages) == 1 and error.value.messages[0].startswith(f"{tmp_path}/_workloads/pods.yaml: overrides[0].anotations")
-    with pytest.raises(InputError, match=re.escape(f"{tmp_path}/_workloads/standalone.yaml: cannot read")):
+    with pytest.raises(InputError, match=re.escape(f"{tmp_path}/_workloads/standalone.yaml: no such file")):
         standalone_data(tmp_path)
     (tmp_path / "_workloads" / "standalone.yaml").write_text("env: {NCCL_MNNVL_ENABLE: '${mnnvl}', NCCL_IB_HCA: '${nics}'}\n")
     with pytest.raises(InputError, match=re.escape(f"{tmp_path}/_workloads/standalone.yaml: unknown placeholder ${{nics}}; known: mlnxPerNode, mnnvl")):
         standalone_data(tmp_path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("overrides: []\noverrides: []\n", ":2:1: invalid YAML: duplicate key 'overrides' (first on line 1)"),
+    ("a: &a [x, x]\nb: [*a, *a]\n", ":2:5: invalid YAML: aliases (*a) are not accepted; write the value out"),
+])
+def test_workload_data_is_read_by_the_strict_loader(text: str, message: str, tmp_path: Path) -> None:
+    """The _workloads files were read by yaml.safe_load, unlike the rest of the catalog: a duplicated key was taken
+    silently (the last one won) and aliases expanded (billion laughs)."""
+    from nvcre_tui.engine.errors import InputError
+    from nvcre_tui.engine.workloads.data import pod_data
+
+    (tmp_path / "_workloads").mkdir()
+    (tmp_path / "_workloads" / "pods.yaml").write_text(text)
+    with pytest.raises(InputError) as error:
+        pod_data(tmp_path)
+    assert error.value.messages == [f"{tmp_path}/_workloads/pods.yaml{message}"]
 
 
 @pytest.mark.parametrize("entry", [ALL_REDUCE, TRAINING, LOOPBACK])

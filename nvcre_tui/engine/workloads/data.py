@@ -14,12 +14,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from nvcre_tui.engine.api.base import WireModel
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, CatalogOverride, OverrideWhen
 from nvcre_tui.paths import data_dir, shown_file
 
@@ -132,12 +132,7 @@ def _load(name: str, model: type[WireModel], root: Path | None) -> Any:
     folder = root or data_dir("catalog")
     path = folder / "_workloads" / name
     where = shown_file("catalog", folder, f"_workloads/{name}")
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise InputError(f"{where}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"{where}: invalid YAML: {str(error).splitlines()[0]}") from None
+    document = load_yaml_document(str(path), where)  # the strict loader, as the rest of the catalog: a site's copy is input
     try:
         return model.model_validate(document)
     except ValidationError as error:

@@ -18,7 +18,7 @@ ALLOWED = {  # layer -> engine packages/modules it may import (besides itself)
     "inputs": LEAVES,
     "store": {"names", "printable", "clock", "errors"},  # label-key syntax, one rule with api; a foreign answer's text neutralised
     "diagnose": LEAVES | {"planning", "parsers.measurements"},  # the Group it plans, the metric it weighs
-    "workloads": LEAVES | {"api", "planning"},
+    "workloads": LEAVES | {"api", "planning", "inputs"},  # the catalog's _workloads files, read as strictly as the rest
     "sim": LEAVES | {"api", "inputs", "store"},
     "controllers": LEAVES | {"api", "planning", "judging", "diagnose", "runners", "store"},
     "runners": LEAVES | {"api", "planning", "judging", "parsers", "workloads", "sim", "kube", "store", "controllers.conditions"},

@@ -4,7 +4,7 @@
 Pure functions of (WorkloadRunSpec, Placement): the Kubernetes runner creates what they return, in order;
 `nvcre certification render --workloads` prints it.
 
-May import api, planning and errors.
+May import api, planning, errors and inputs (the catalog's _workloads files are read by the one strict loader).
 """
 
 from __future__ import annotations

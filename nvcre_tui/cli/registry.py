@@ -78,6 +78,11 @@ def login_of(args: argparse.Namespace, before_reading: Callable[[], None] = lamb
 def _check_line(flag: str, value: str) -> None:
     if not value.strip() or any(ch in value for ch in "\r\n\x00"):
         raise InputError(f"{flag}: must be one non-empty line")
+    if not value.isascii():  # bytes that are no UTF-8 (in argv, or on stdin) come as lone surrogates: the secret's
+        try:                 # encoding failed after the certification was created, an internal error leaving it behind
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{flag}: not UTF-8 text") from None
 
 
 def _read_password() -> str:
@@ -89,7 +94,10 @@ def _read_password() -> str:
         except EOFError:  # ctrl-d at the prompt
             raise InputError("--workload-registry-password -: no password typed (end of input)") from None
     else:
-        line = sys.stdin.readline(4097)
+        try:
+            line = sys.stdin.readline(4097)
+        except UnicodeDecodeError:  # a locale whose stdin decodes strictly
+            raise InputError("--workload-registry-password -: not UTF-8 text") from None
     if len(line) > 4096:
         raise InputError("--workload-registry-password -: longer than 4096 characters")
     return line.rstrip("\n")

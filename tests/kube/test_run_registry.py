@@ -102,6 +102,28 @@ def test_a_refused_pull_secret_takes_its_certification_back(tmp_path: Path, caps
         assert asyncio.run(_read(kubeconfig)) == ([], [])
 
 
+@pytest.mark.parametrize(("flags", "errors", "message"), [
+    (["--workload-registry-username", "svc-\udcff", "--workload-registry-password", "pw"], "strict",
+     "--workload-registry-username: not UTF-8 text"),
+    (["--workload-registry-username", "svc-nvcre", "--workload-registry-password", "-"], "strict",
+     "--workload-registry-password -: not UTF-8 text"),
+    (["--workload-registry-username", "svc-nvcre", "--workload-registry-password", "-"], "surrogateescape",
+     "--workload-registry-password: not UTF-8 text"),
+], ids=["argv", "stdin-strict", "stdin-surrogateescape"])
+def test_a_login_that_is_no_utf8_text_creates_nothing(flags: list[str], errors: str, message: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bytes that are no UTF-8 (argv, or stdin as a C.UTF-8 or en_US.UTF-8 locale decodes it): the certification was
+    created, then encoding its pull secret failed (or reading stdin did), an internal error (exit 70) that left the
+    certification behind."""
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"pw-\xff\n"), encoding="utf-8", errors=errors))
+        argv = ["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--cert-file", str(CERT),
+                "--workload-registry", "registry.example.com:5000", *flags, "--history", str(tmp_path / "h.db")]
+        assert main(argv) == 2
+        assert capsys.readouterr().err.splitlines() == [message]
+        assert asyncio.run(_read(kubeconfig)) == ([], [])
+
+
 def test_a_password_typed_on_a_terminal_is_not_echoed() -> None:
     """`--workload-registry-password -` on a terminal echoed the password as it was typed."""
     shown = _typed_at_the_prompt(b"s3cret-pw\n", b"read 's3cret-pw'")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import os
 import signal
 from typing import TYPE_CHECKING
@@ -69,9 +70,23 @@ def _check_identity(identity: str | None, where: str) -> None:
                          f"characters or line breaks), got {identity!r}")
 
 
+def _check_metrics_addr(addr: str) -> None:
+    """An IP address, or a host name the resolver can be asked for: binding encodes a name as IDNA, whose
+    UnicodeError (an empty or 64-character label, bytes that are no UTF-8) was an internal error, exit 70."""
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(addr)
+        return
+    try:
+        addr.encode("idna")
+    except UnicodeError:
+        raise InputError(f"--metrics-addr: not an IP address or host name (labels of 1 to 63 letters, digits and '-', "
+                         f"dot-separated), got {addr!r:.80}") from None
+
+
 def _check(args: argparse.Namespace) -> None:
     if not 0 <= args.metrics_port <= 65535:
         raise InputError(f"--metrics-port: must be 0..65535, got {args.metrics_port}")
+    _check_metrics_addr(args.metrics_addr)
     if not MIN_LEASE_SECONDS <= args.lease_duration <= MAX_LEASE_SECONDS:  # also NaN and inf (the Lease holds whole seconds, int32)
         raise InputError(f"--lease-duration: must be {MIN_LEASE_SECONDS:g} to {MAX_LEASE_SECONDS:g} seconds (an hour), "
                          f"got {args.lease_duration:g}")

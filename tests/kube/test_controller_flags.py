@@ -21,6 +21,13 @@ NOWHERE = "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k
                                              "(no control characters or line breaks), got '\\x1b]0;pwned\\x07ctl'"),
     (["--identity", "ctl\nengine held by nobody"], "--identity: the lease holder identity must be printable text on one line "
                                                     "(no control characters or line breaks), got 'ctl\\nengine held by nobody'"),
+    # binding encoded the name as IDNA: its UnicodeError was an internal error, exit 70, once the cluster was asked
+    (["--metrics-addr", "a..b"], "--metrics-addr: not an IP address or host name (labels of 1 to 63 letters, digits and '-', "
+                                 "dot-separated), got 'a..b'"),
+    (["--metrics-addr", "x" * 64], "--metrics-addr: not an IP address or host name (labels of 1 to 63 letters, digits and '-', "
+                                   f"dot-separated), got {'x' * 64!r}"),
+    (["--metrics-addr", "node-\udcff"], "--metrics-addr: not an IP address or host name (labels of 1 to 63 letters, digits and "
+                                        "'-', dot-separated), got 'node-\\udcff'"),
 ])
 def test_harmful_flags_are_one_line_before_the_cluster_is_asked(flags: list[str], message: str, tmp_path, capsys) -> None:
     kubeconfig = tmp_path / "kubeconfig"  # nobody answers there: it must not be asked
@@ -37,7 +44,8 @@ def test_a_pod_name_with_a_line_break_is_refused_as_the_identity(monkeypatch, tm
     assert capsys.readouterr().err.startswith("$POD_NAME: the lease holder identity must be printable text on one line")
 
 
-@pytest.mark.parametrize("flags", [["--lease-duration", "3"], ["--lease-duration", "3600"], ["--identity", "ctl-1 on node a"]])
+@pytest.mark.parametrize("flags", [["--lease-duration", "3"], ["--lease-duration", "3600"], ["--identity", "ctl-1 on node a"],
+                                   ["--metrics-addr", "::1"], ["--metrics-addr", "metrics.example.com"], ["--metrics-addr", "ünï.example"]])
 def test_sane_values_pass_the_checks(flags: list[str], monkeypatch) -> None:
     monkeypatch.delenv("POD_NAME", raising=False)
     parser = argparse.ArgumentParser(prog="nvcre")

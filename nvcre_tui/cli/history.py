@@ -119,10 +119,20 @@ def nodes_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def node_command(args: argparse.Namespace) -> int:
     """One node across certifications."""
     query = _query(args)
-    every = query.node(args.name)
+    # A name of bytes that are no UTF-8 (lone surrogates in argv) names no node of an archive of text; SQLite cannot
+    # even bind it (UnicodeEncodeError, an internal error)
+    every = query.node(args.name) if _is_text(args.name) else []
     if not every:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None

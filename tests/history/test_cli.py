@@ -124,6 +124,16 @@ def test_source_keeps_one_stores_certifications_and_several_are_said(archive: Pa
         assert capsys.readouterr() == ("", said + "\n"), argv
 
 
+def test_a_node_name_that_is_no_utf8_text_is_no_node_of_the_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bytes that are no UTF-8 in NAME (lone surrogates in argv): SQLite could not bind it, an internal error (exit 70)."""
+    from nvcre_tui.engine.history import open_history
+
+    archive = tmp_path / "history.db"
+    open_history(archive).close()
+    assert main(["history", "node", "gpu-\udcff", "--history", str(archive)]) == 2
+    assert capsys.readouterr() == ("", f"node 'gpu-\\udcff': no results in the history {archive}\n")
+
+
 def test_a_trend_is_one_series_per_group_size() -> None:
     """A node alone (intra-node, ~264 GB/s) and 32 nodes across the network (~147) are no trend of one another: mixed
     in one sparkline a healthy node looked like one degrading."""

@@ -43,3 +43,17 @@ def test_a_written_file_named_as_a_folder_is_refused_and_nothing_made(
 def test_check_writable_refuses_a_folder_name(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="ends with '/'"):
         check_writable(f"{tmp_path}/saved/", "save")
+
+
+def test_a_store_named_in_bytes_that_are_no_utf8_is_used_and_archived(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file name of bytes that are no UTF-8 (lone surrogates in argv): the store's SQLite URI could not be encoded,
+    an internal error (exit 70); then the history could not hold its source, sim:<path> (the run was not archived)."""
+    import json
+
+    state, history = tmp_path / "fleet-\udcff.db", tmp_path / "history.db"
+    assert main(["certification", "run", "--category", "diagnostics/dcgm-level4", "--state", str(state),
+                 "--history", str(history), "--wait"]) == 0
+    assert "could not archive" not in capsys.readouterr().err
+    assert main(["history", "certifications", "--history", str(history), "-o", "json"]) == 0
+    [archived] = json.loads(capsys.readouterr().out)
+    assert archived["source"] == f"sim:{tmp_path.resolve()}/fleet-\\xff.db" and archived["result"] == "PASSED"

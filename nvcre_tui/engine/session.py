@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -251,7 +252,8 @@ class SimSession:
                 session.viewer_reason = await session._viewer_reason()
             # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
             memory = uuid.uuid4().hex
-            source = f"sim:{path.resolve()}" if path else f"sim:memory:{memory}"
+            # text the archive can hold: a path's bytes that are no UTF-8 as \xNN (the archive could not encode them)
+            source = f"sim:{os.fsencode(path.resolve()).decode('utf-8', 'backslashreplace')}" if path else f"sim:memory:{memory}"
             # What a copy of the store file keeps (its id), so the history counts its certifications once; an old store
             # opened read-only has none yet: its path alone keys them.
             identity = store_id(database) if isinstance(database, SqliteStore) else None if path else memory

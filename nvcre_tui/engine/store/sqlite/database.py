@@ -110,7 +110,8 @@ def connect(path: str | os.PathLike[str], *, readonly: bool = False, power_safe:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise _problem(path.parent, f"cannot create the store's folder ({error.strerror or error})") from None
-    target = f"file:{quote(str(path.resolve()))}" + (_readonly_mode(path, one_shot) if readonly else "")
+    # the path's own bytes, percent-encoded: a name that is no UTF-8 (lone surrogates in str) could not be encoded as text
+    target = f"file:{quote(os.fsencode(path.resolve()))}" + (_readonly_mode(path, one_shot) if readonly else "")
     try:
         db = sqlite3.connect(target, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as error:

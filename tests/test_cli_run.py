@@ -45,6 +45,21 @@ def test_run_without_wait_leaves_it_running_and_report_says_so(tmp_path: Path, c
     assert "already exists" in capsys.readouterr().err
 
 
+def test_a_name_taken_is_blamed_where_the_name_came_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--name overrides the file's metadata.name: a taken --name blamed the file's metadata.name, which named another."""
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--name", "weekly", "--state", str(state)]) == 0
+    capsys.readouterr()
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--name", "weekly", "--state", str(state)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--name: certification 'weekly' already exists") and "use another --name" in err, err
+    assert "metadata.name" not in err, err
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--state", str(state)]) == 0  # burn-in: the file's name
+    capsys.readouterr()
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--state", str(state)]) == 2
+    assert capsys.readouterr().err.startswith(f"{BURN_IN}: metadata.name: certification 'burn-in' already exists")
+
+
 def test_timeout_prints_a_partial_report_and_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["certification", "run", "--cert-file", str(BURN_IN), "--wait", "--timeout", "10m", "--state", str(tmp_path / "s.json")])
     out, err = capsys.readouterr()

@@ -86,8 +86,10 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     except AlreadyExists:
         followed = await _same_spec(session, body) if args.wait else None
         if followed is None:
-            raise InputError(f"{_source(args)}: metadata.name: certification {name!r} already exists in {where}; use --name or "
-                             f"`nvcre certification report {name}{again}`") from None
+            # the name is blamed where it came from: --name overrides the file's metadata.name, which is not at fault then
+            named = "--name" if args.name is not None else f"{_source(args)}: metadata.name"
+            raise InputError(f"{named}: certification {name!r} already exists in {where}; use {'another ' if args.name is not None else ''}"
+                             f"--name or `nvcre certification report {name}{again}`") from None
         uid = str(followed["metadata"].get("uid") or "")
         console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -262,6 +265,40 @@ def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path,
     # the Lease's 1 s duration, observed unchanged, and a check after it
     err = _follow_on_a_stale_lease(burned, tmp_path, capsys, skew=timedelta(hours=1), duration=1, waits=100, after=0)
     assert [line for line in err.splitlines() if "engine" in line] == [NOTE], err
+
+
+def test_follow_on_the_simulator_says_when_no_process_runs_its_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` without --wait, then `logs --follow`: no process ran the simulator's engine, so the run never moved, and
+    --follow waited for ever saying only when it would fail. It says once what runs one, and follows on: a `run --wait`
+    started beside it finishes the run, which ends the follow."""
+    monkeypatch.setattr("nvcre_tui.cli.logs.LEASE_CHECK_SECONDS", 0.3)
+    state, history = tmp_path / "s.db", tmp_path / "h.db"
+    assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--state", str(state), "--history", str(history)]) == 0
+    capsys.readouterr()
+    codes: list[int] = []
+    argv = _logs(state, "--job", SLOW, "--follow")
+    following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    following.start()
+    err = ""
+    for _ in range(200):
+        err += capsys.readouterr().err
+        if "no nvcre process" in err:
+            break
+        time.sleep(0.05)
+    note = (f"nvcre: the run of job {SLOW} has not finished, but no nvcre process runs the engine on the simulator's store "
+            f"{state}: nothing advances it until one runs (the console `nvcre`, or `nvcre certification run --wait` of it); "
+            "following its log meanwhile (ctrl-c stops)")
+    assert note in err.splitlines(), err
+    assert following.is_alive()  # goes on following
+    engine = subprocess.run([sys.executable, "-m", "nvcre_tui", "certification", "run", "--sim", "--cert-file", str(BURN_IN),
+                             "--wait", "--state", str(state), "--history", str(history)],
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)
+    assert engine.returncode == 1, engine.stderr  # FAILED, as burn-in is
+    following.join(30)
+    assert not following.is_alive() and codes == [0]
+    out, err = capsys.readouterr()
+    assert "Avg bus bandwidth" in out and err.count("no nvcre process") == 0, err  # said once, before
 
 
 @pytest.fixture(params=SERVERS)

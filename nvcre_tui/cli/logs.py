@@ -3,9 +3,9 @@
 The log comes from the session's LogSource (`session.logs.lines(run)`), the one the console's logs screen reads: on the
 simulator the run's output as the simulated fleet plays it, on a cluster the result pod's log (pods/log) with the line
 naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
-pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); on a cluster where
-no engine holds the Lease (or its holder stopped renewing it) it says once on stderr that nothing advances the run, and
-goes on following.
+pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); where
+no engine holds the Lease (or its holder stopped renewing it; on the simulator, no process holds its store's) it says
+once on stderr that nothing advances the run, and goes on following.
 
 Which log: `--job JOB` names one; without it `--category D/V` and `--node NODE` narrow the certification's jobs, and
 when one job is left its log is printed; otherwise the jobs that have a log are listed (failed first) with how to pick.
@@ -242,7 +242,7 @@ class _StallNote:
         if self.said or time.monotonic() < self.next_check:
             return
         self.next_check = time.monotonic() + LEASE_CHECK_SECONDS
-        self.lease = self.lease or reader_lease(self.session)
+        self.lease = self.lease or reader_lease(self.session, simulator=True)
         note = await no_engine_note(self.session, self.subject, lease=self.lease)
         if note is not None:
             say(f"{note}; following its log meanwhile (ctrl-c stops)")

@@ -146,8 +146,10 @@ def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines:
     """Why categories wait (`grouped`: their categories by reason), said after the tally's counts (`before`): each reason
     with its categories named while the whole fits `lines` lines of `width` columns, else the first named and the
     others counted ("communication/nccl-loopback +4 more wait for ..."), else counted alone ("5 categories wait for
-    ..."). Named whole, eight categories' names ran past the tally's two lines on 80 and 120 columns and the cut took
-    what they wait for: "...; communication/nccl-loopback, communication/nccl-loopback-nvswitch,"."""
+    ..."), else counted without their reasons ("1 category waits": the dashboard and the drill-down say for what).
+    Named whole, eight categories' names ran past the tally's two lines on 80 and 120 columns and the cut took what
+    they wait for: "...; communication/nccl-loopback, communication/nccl-loopback-nvswitch,"; beside a diagnosis's note
+    one category's reason did the same: "...; communication/nccl-all-gather waits"."""
     def said(name: Callable[[list[str]], str]) -> str:
         return "".join(f"; {name(categories)} {reason if len(categories) == 1 else re.sub(r'^waits', 'wait', reason)}"
                        for reason, categories in grouped.items())
@@ -160,8 +162,9 @@ def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines:
     for name in namings:
         text = said(name)
         if width <= 0 or len(wrapped(before + text, width)) <= lines:
-            break
-    return text
+            return text
+    waiting = sum(len(categories) for categories in grouped.values())
+    return "" if not waiting else "; 1 category waits" if waiting == 1 else f"; {waiting} categories wait"
 
 
 # What the title says when the store holds no certification: whether there never was one, or what was last there.

@@ -104,6 +104,28 @@ def first_whole(names: Sequence[str]) -> int:
     return cell_len(names[0]) + cell_len(f", +{len(names) - 1}") if len(names) > 1 else sum(map(cell_len, names))
 
 
+WAITING_PADDING = 4  # #waiting's padding (0 1) and the glyph before each line ("· ")
+
+
+def held_said(held: Sequence[tuple[str, str]], width: int) -> list[str]:
+    """The lines under the table for categories waiting for another Workflow's nodes (categories_held), those waiting
+    alike on one line, named while it fits `width` cells, the rest counted: "communication/nccl-alltoall +4 more: waits
+    for an earlier category on the same nodes". One line each, a weekly certification's five categories waiting for
+    its first took the 3 rows there, cut mid-sentence ("waits for an earlier category on the"), the last two unsaid."""
+    grouped: dict[str, list[str]] = {}
+    for category, why in held:
+        grouped.setdefault(why, []).append(category)
+    lines = []
+    for why, categories in grouped.items():
+        for kept in range(len(categories), 0, -1):
+            rest = len(categories) - kept
+            line = ", ".join(categories[:kept]) + (f" +{rest} more" if rest else "") + f": {why}"
+            if cell_len(line) <= width:
+                break
+        lines.append(line)
+    return lines
+
+
 def running_again(state: NodeState, counts: dict[str, int]) -> str:
     """What follows the running count while tests run on nodes a failure marks (drawn ✗, ! or ?): " (+19 more with a
     failure on record)"."""
@@ -293,7 +315,7 @@ class DashboardScreen(NvcreScreen):
         view = snapshot.views.get(name) if name else None
         found = [waiting for category in (view.categories if view is not None else []) if (waiting := pods_waiting(snapshot, category))]
         said = [f"{w.category}: {w.said(self.nvcre.now())}" for w in found]
-        said += [f"{category}: {why}" for category, why in (categories_held(snapshot, name) if name else [])]  # no Workflow yet
+        said += held_said(categories_held(snapshot, name) if name else [], self.app.size.width - WAITING_PADDING)  # no Workflow yet
         held = deletion_said(snapshot, name) if name else None
         said = [held] if held is not None else said  # its pods and categories wait for nothing now
         if name in self._waits_apart:  # its Runtime shows the run alone on this width (_show_rows)

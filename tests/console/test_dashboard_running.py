@@ -121,3 +121,24 @@ def _the_wait_said_apart(app: NvcreApp, ran: str) -> None:
     assert table.virtual_size.width <= table.scrollable_content_region.width, "the table scrolls sideways"
     waited = str(app.screen.query_one("#waiting", Static).render())
     assert "burn-in-diagnose waited 27m44s for nodes before it ran (not in its Runtime)" in waited, waited
+
+
+async def test_categories_waiting_alike_share_one_line_under_the_table_at_80_columns() -> None:
+    """A weekly certification of six categories on the same nodes: five wait for the first. One line each under the
+    table, its three rows held three of them, the third cut mid-sentence ("waits for an earlier category on the"), and
+    dcgm-level4 went unsaid. Waiting alike, they share a line: named while it fits, the rest counted."""
+    from .test_wall_keys_and_counters import SIX_IN_A_ROW
+
+    app = NvcreApp(session=await session_run_for(SIX_IN_A_ROW, 60), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        line = app.screen.query_one("#waiting", Static)
+        shown = " ".join(strip.text.strip() for strip in app.screen._compositor.render_strips()[line.region.y : line.region.bottom]
+                         if strip.text.strip("─ "))
+        assert shown == "· communication/nccl-all-gather +4 more: waits for an earlier category on the same nodes", shown
+    app = NvcreApp(session=await session_run_for(SIX_IN_A_ROW, 60), live=False)
+    async with app.run_test(size=(240, 67)) as pilot:  # room enough: all five named
+        await pilot.pause()
+        said = str(app.screen.query_one("#waiting", Static).render())
+        assert said == ("· communication/nccl-all-gather, communication/nccl-alltoall, communication/nccl-loopback, "
+                        "communication/nccl-loopback-nvswitch, diagnostics/dcgm-level4: waits for an earlier category on the same nodes"), said

@@ -30,10 +30,16 @@ def _empty_trust_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
     return folder / "ca-certificates.crt", folder / "certs"
 
 
+@pytest.fixture(scope="session")
+def _state_homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("state-homes")
+
+
 @pytest.fixture(autouse=True)
-def _private_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-                        _empty_trust_store: tuple[Path, Path]) -> Path:
-    home = tmp_path_factory.mktemp("state-home")
+def _private_state_home(_state_homes: Path, monkeypatch: pytest.MonkeyPatch, _empty_trust_store: tuple[Path, Path]) -> Path:
+    # Not tmp_path_factory.mktemp: it numbers a folder by listing every one made before it, and made one per test
+    # that is quadratic (5 s of CPU a worker over the suite's 2,700 tests each, and every tmp_path listed them too).
+    home = Path(tempfile.mkdtemp(prefix="state-home-", dir=_state_homes))
     monkeypatch.setenv("XDG_STATE_HOME", str(home))
     monkeypatch.delenv("NVCRE_HISTORY", raising=False)
     bundle, folder = _empty_trust_store

@@ -48,7 +48,7 @@ def _run(*args: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any], Path]:
     folder: Path = tmp_path_factory.mktemp("crash")
     (folder / "scenario.yaml").write_text(SCENARIO)
     (folder / "cert.yaml").write_text(CERTIFICATION)
@@ -58,25 +58,37 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, An
     assert code == 1, text
     code, raw = _run("certification", "report", "crash", *store, "-o", "json")
     assert code == 1, raw
-    return text, json.loads(raw)
+    return text, json.loads(raw), folder / "h.db"
 
 
-def test_the_run_crashed_after_measuring_below_the_threshold(reports: tuple[str, dict[str, Any]]) -> None:
+def test_the_run_crashed_after_measuring_below_the_threshold(reports: tuple[str, dict[str, Any], Path]) -> None:
     """The premise: the group crashed (WorkloadFailed, gpu-node-03 blamed) after measuring a value under 420."""
-    _, report = reports
+    _, report, _ = reports
     [category] = report["categories"]
     [group] = category["groupBandwidth"]
     assert group["failed"] and group["reason"] == "WorkloadFailed" and group["busBW"] < 420 * 0.9, group
     assert [node["name"] for node in category["failedNodes"]] == ["gpu-node-03"]
 
 
-def test_a_crashed_group_is_not_called_low(reports: tuple[str, dict[str, Any]]) -> None:
-    text, _ = reports
+def test_a_crashed_group_is_not_called_low(reports: tuple[str, dict[str, Any], Path]) -> None:
+    text, _, _ = reports
     [row] = [line for line in text.splitlines() if re.match(r"│   ✗ group-0  +\d", line)]
     assert "WorkloadFailed" in row and "LOW" not in row, row
 
 
-def test_no_threshold_is_out_of_reach_by_a_crashed_run(reports: tuple[str, dict[str, Any]]) -> None:
-    text, report = reports
+def test_no_threshold_is_out_of_reach_by_a_crashed_run(reports: tuple[str, dict[str, Any], Path]) -> None:
+    text, report, _ = reports
     assert "Out of reach" not in text and "above anything measured" not in text, text
     assert not report["categories"][0].get("thresholdOutOfReach"), report["categories"][0].get("thresholdOutOfReach")
+
+
+def test_the_history_keeps_no_value_of_the_crashed_run_for_the_nodes_it_did_not_blame(reports: tuple[str, dict[str, Any], Path]) -> None:
+    """gpu-node-01 sat in the run gpu-node-03's XID stopped: the archive gave it that run's 362.98 GB/s (MEASURED, and
+    a point of its bus bandwidth trend, read as the node slowing down), a value of a sweep cut short by another node."""
+    code, raw = _run("history", "node", "gpu-node-01", "--history", str(reports[2]), "-o", "json")
+    assert code == 0, raw
+    said = json.loads(raw)
+    [certification] = said["certifications"]
+    [row] = certification["categories"]
+    assert row["state"] == "inconclusive" and row["measurements"] == {} and row["busBW"] is None, row
+    assert said["trend"] == {}, said["trend"]

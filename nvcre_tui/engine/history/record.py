@@ -141,13 +141,15 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
         blame: Mapping[str, Any] = failed.get(name) or excluded.get(name) or {}
         # Evidence and measurements come from one Job. Blamed: its last Job that blamed it for that reason (the
         # blame's own evidence first: a diagnosis's verdict is stored shortened). Unblamed: its last Job that blamed
-        # nobody (a diagnosis's partner also sat in failed tests, whose values are another node's).
+        # nobody (a diagnosis's partner also sat in failed tests, whose values are another node's), else none.
         if blame:
             source = next((row for row in reversed(rows) if any(f.get("reason") == blame.get("reason") for f in row["failures"])), None)
             same = [f["evidence"] for f in (source or {}).get("failures") or [] if f.get("reason") == blame.get("reason") and f.get("evidence")]
             evidence = blame.get("evidence") or (same[-1] if same else [])
         else:
-            last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), mine[-1] if mine else None)
+            # None when every Job it sat in blamed another node: their values are that node's, or a sweep its crash cut
+            # short (235.97 GB/s of a run an XID on another node stopped, archived as this node's and drawn in its trend).
+            last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), None)
             source = next((row for row in rows if last is not None and row["job"] == last["metadata"]["name"]), None)
             evidence = (job_status(last).get("evidence") if last else None) or []
         measured = dict(source["measurements"]) if source else {}

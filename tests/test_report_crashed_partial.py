@@ -92,3 +92,10 @@ def test_the_history_keeps_no_value_of_the_crashed_run_for_the_nodes_it_did_not_
     [row] = certification["categories"]
     assert row["state"] == "inconclusive" and row["measurements"] == {} and row["busBW"] is None, row
     assert said["trend"] == {}, said["trend"]
+
+
+def test_the_categorys_bandwidth_is_not_the_partial_sweep_of_a_crashed_run(reports: tuple[str, dict[str, Any], Path]) -> None:
+    """`Bandwidth: busBW 362.98 GB/s` stood for the category's bandwidth: the one run had crashed part-way."""
+    text, report, _ = reports
+    assert report["categories"][0]["bandwidth"] is None, report["categories"][0]["bandwidth"]
+    assert not re.search(r"│ Bandwidth: ", text), text

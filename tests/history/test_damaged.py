@@ -213,3 +213,20 @@ def test_an_inconclusive_node_says_why_it_has_no_reason() -> None:
     assert reason_said(entry["categories"][0]) == said  # `history node` prints each category's so
     entry["categories"].append({"state": "failed", "reason": "Timeout", "message": "no result within 1h"})
     assert last_reason(entry) == f"Timeout, {said}"  # most urgent first
+
+
+@pytest.mark.parametrize("damage", ["DROP TABLE node_baselines", "ALTER TABLE node_results DROP COLUMN evidence"])
+def test_a_partial_schema_is_refused_before_a_run(damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the certifications table was read when the history was opened: `run --history H` ran the whole
+    certification, then could not archive it (a notice, exit 0)."""
+    history, state = tmp_path / "history.db", tmp_path / "state.db"
+    open_history(history).close()
+    with sqlite3.connect(history) as connection:
+        connection.execute(damage)
+    connection.close()
+    assert main(["certification", "run", "--category", "diagnostics/dcgm-level4", "--state", str(state), "--history",
+                 str(history), "--wait"]) == 2
+    out, err = capsys.readouterr()
+    missing = "no such table: node_baselines" if "TABLE node_baselines" in damage else "no such column: evidence"
+    assert (out, err) == ("", f"{history}: not a readable history database ({missing})\n")
+    assert not state.exists()

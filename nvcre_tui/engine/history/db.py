@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS {table} (
 KEYS = ("CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_run ON certifications (run)",
         "CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_source_uid ON certifications (source, uid) WHERE run IS NULL")
 COLUMNS = "id, source, uid, name, namespace, result, start_time, completion_time, archived_at, report"
+# What every history has (`run` aside: an older one gains it when opened for writing), read when it is opened.
+TABLE_COLUMNS = {"certifications": COLUMNS,
+                 "node_results": "cert_id, node, category, state, reason, message, bus_bw, measurements, evidence, jobs",
+                 "node_baselines": "cert_id, node, baseline"}
 
 SCHEMA = CERTIFICATIONS.format(table="certifications") + """;
 CREATE TABLE IF NOT EXISTS node_results (
@@ -110,7 +114,8 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
         elif version == 0:
             connection.close()
             raise InputError(f"{path}: not an nvcre history database (no schema)")
-        connection.execute("SELECT 1 FROM certifications LIMIT 0")  # parses the schema now: a damaged one is said here
+        for table, columns in TABLE_COLUMNS.items():  # parses the schema now: a damaged or partial one is said here,
+            connection.execute(f"SELECT {columns} FROM {table} LIMIT 0")  # not after a run it then cannot archive
         if create:
             _add_run_key(connection)
     except sqlite3.DatabaseError as error:

@@ -296,10 +296,18 @@ def _input_metadata(name: str, document: dict[str, Any]) -> tuple[dict[str, Any]
     return {**document, "metadata": kept}, problems
 
 
+NODE_LIST_KINDS = ("List", "NodeList")  # `kubectl get nodes -o yaml`, the API's own list
+
+
 def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]]:
     """Nodes from a NodeList / List, a YAML list, or one Node per document; each must have a name."""
     if len(documents) == 1 and isinstance(documents[0], dict) and "items" in documents[0]:
         items, prefix = documents[0]["items"], "items"
+        listed = documents[0]
+        if listed.get("kind", "List") not in NODE_LIST_KINDS:  # a PodList's items are no Nodes, even when they look it
+            raise InputError(f"{name}: kind: must be List or NodeList, got {listed.get('kind')!r}")
+        if listed.get("apiVersion", "v1") != "v1":
+            raise InputError(f"{name}: apiVersion: must be v1, got {listed.get('apiVersion')!r}")
     elif len(documents) == 1 and isinstance(documents[0], list):
         items, prefix = documents[0], ""
     else:
@@ -315,6 +323,8 @@ def nodes_from_documents(name: str, documents: list[Any]) -> list[dict[str, Any]
             problems.append(f"{name}: {where}: must be a Node mapping")
         elif node.get("kind", "Node") != "Node":
             problems.append(f"{name}: {where}.kind: must be Node, got {node.get('kind')!r}")
+        elif node.get("apiVersion", "v1") != "v1":
+            problems.append(f"{name}: {where}.apiVersion: must be v1 (Nodes are core/v1), got {node.get('apiVersion')!r}")
         elif not isinstance(node.get("metadata"), dict) or not node["metadata"].get("name"):
             problems.append(f"{name}: {where}.metadata.name: required field is missing")
         else:

@@ -349,3 +349,29 @@ def test_a_measurement_is_shown_on_its_side_of_the_threshold() -> None:
     assert shown_measured("busBandwidthGBps", "value >= 241.149", 241.145, False) == "241.145"
     assert shown_measured("busBandwidthGBps", "value >= 241.1449", 241.14495, True) == "241.145"
     assert shown_measured("busBandwidthGBps", "value > 1.0", 1.0000001, True) == "1.0000001"
+
+
+# --- values each finite, their sum not -------------------------------------------------------------------------
+
+HUGE_ROW = NCCL_ROW.replace("   83.85   ", "   1e308   ")
+
+
+@pytest.mark.parametrize("max_rows", [2048, 0])  # the strict reader, and the batched one
+def test_nccl_rows_whose_busbw_sum_overflows_are_no_measurement(max_rows: int) -> None:
+    """Three rows of busbw 1e308 (each finite, so none was skipped) averaged to inf: busBandwidthGBps inf, PASSED, and
+    `-o json` printed Infinity. Three tables of one row each, and one table of three."""
+    for text in (NCCL_HEADER + HUGE_ROW * 3, "".join(NCCL_HEADER + HUGE_ROW for _ in range(3))):
+        with pytest.raises(ParseError) as error:
+            parse_nccl(text, max_rows=max_rows)
+        assert error.value.message == ("no valid nccl-tests result rows: the values at size 1048576 B add up past the largest "
+                                       "number a float holds (no tool prints such values)")
+
+
+def test_training_steps_whose_tflops_sum_overflows_are_no_measurement() -> None:
+    """Step lines of 1e308 TFLOP/s/GPU (each finite) averaged to inf: avgTFLOPsPerGPU inf, PASSED."""
+    huge = re.sub(r"\(TFLOP/s/GPU\): [0-9.]+", "(TFLOP/s/GPU): 1e308", MEGATRON)
+    assert huge != MEGATRON
+    with pytest.raises(ParseError) as error:
+        parse_training(huge)
+    assert error.value.message == ("no valid training step lines: the steps' TFLOP/s add up past the largest number a float "
+                                   "holds (no tool prints such values)")

@@ -23,6 +23,11 @@ _DEFAULT_MESSAGES = {
 }
 
 
+# Values each finite whose sum is not (1e308 and up): no tool prints them, and their average read inf, a pass of any
+# threshold written `value >= X`, and JSON no reader takes (Infinity).
+PAST_FLOAT = "add up past the largest number a float holds (no tool prints such values)"
+
+
 class ParseError(ValueError):
     """The only exception a parser raises for any input text.
 

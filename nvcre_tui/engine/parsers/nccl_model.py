@@ -11,7 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from nvcre_tui.engine.parsers.base import NO_DATA, Failure, ParseError
+from nvcre_tui.engine.parsers.base import NO_DATA, PAST_FLOAT, Failure, ParseError
 from nvcre_tui.engine.parsers.measurements import ALG_BANDWIDTH, BUS_BANDWIDTH
 
 DATA_CORRUPTION = "DataCorruption"
@@ -434,6 +434,9 @@ class NcclAggregator:
             if skipped:  # every row was skipped: no measurement, never a pass
                 raise ParseError(NO_DATA, f"no valid nccl-tests result rows: {skipped}")
             raise ParseError(NO_DATA, "no nccl-tests result rows found")
+        overflowed = next((size for size, sums in self.by_size.items() if not all(map(math.isfinite, sums.sums))), None)
+        if overflowed is not None:
+            raise ParseError(NO_DATA, f"no valid nccl-tests result rows: the values at size {overflowed} B {PAST_FLOAT}")
         sizes = tuple(accumulator.average() for accumulator in self.by_size.values())
         return NcclResult(
             programs=tuple(self.programs),

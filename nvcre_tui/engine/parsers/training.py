@@ -12,11 +12,12 @@ line with an unreadable cell or step number, or past its total, is left out and 
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterable
 from datetime import datetime
 
-from nvcre_tui.engine.parsers.base import NO_DATA, WRONG_FORMAT, ParseError, as_lines, reading
+from nvcre_tui.engine.parsers.base import NO_DATA, PAST_FLOAT, WRONG_FORMAT, ParseError, as_lines, reading
 from nvcre_tui.engine.parsers.training_ending import Ending
 from nvcre_tui.engine.parsers.training_lines import (CheckpointDone, CheckpointSave, ErrorLine, Event, Exit, LogInterval, Restore,
                                                     Start, Step, UnreadableStep, joined_records, recognise)
@@ -206,6 +207,9 @@ class _Tracker:
             if skipped:  # every step line was refused: no measurement, never a pass
                 raise ParseError(NO_DATA, f"{NO_VALID_STEPS}: {skipped}{shows}")
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")
+        for what, total in (("TFLOP/s", self.tflops_sum), ("step times", self.step_time_sum)):
+            if not math.isfinite(total):
+                raise ParseError(NO_DATA, f"{NO_VALID_STEPS}: the steps' {what} {PAST_FLOAT}")
         goodput = None
         start, end = self.first_start, self.last_step_time
         # Warm-up steps alone time start-up, not training: their share of wall time would read 1.00 for a run that

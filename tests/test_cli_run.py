@@ -45,6 +45,17 @@ def test_run_without_wait_leaves_it_running_and_report_says_so(tmp_path: Path, c
     assert "already exists" in capsys.readouterr().err
 
 
+def test_run_without_wait_on_the_simulator_says_nothing_runs_it_after(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a cluster `run` without --wait said that no engine keeps running it; on the simulator it advised `report`
+    alone, which showed the certification RUNNING for ever: the process that ran the store's engine had exited."""
+    state = tmp_path / "state.db"
+    assert main(["certification", "run", "--cert-file", str(BURN_IN), "--state", str(state)]) == 0
+    err = capsys.readouterr().err
+    assert (f"No engine keeps running it after this command: pass --wait, or open the console (`nvcre --state {state}`), "
+            f"which runs the engine; `nvcre certification report burn-in --state {state}` shows where it stands.") in " ".join(err.split()), err
+    assert "Follow it" not in err  # not followed anywhere: nothing runs it
+
+
 def test_a_name_taken_is_blamed_where_the_name_came_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--name overrides the file's metadata.name: a taken --name blamed the file's metadata.name, which named another."""
     state = tmp_path / "state.db"
@@ -458,7 +469,9 @@ def test_the_advised_report_command_finds_the_certification_again(tmp_path: Path
     state = tmp_path / "state.db"
     assert main(["certification", "run", "--sim", "--state", str(state), "-n", "team-a", "--cert-file", str(BURN_IN)]) == 0
     advice = capsys.readouterr().err.splitlines()[-1]
-    command = advice.split("or run `nvcre ", 1)[1].rstrip("`.")
+    found = re.search(r"`nvcre (certification report [^`]*)`", advice)
+    assert found is not None, advice
+    command = found[1]
     assert command == f"certification report burn-in --sim --state {state} -n team-a"
     assert main(command.split()) in (1, 3)  # found: FAILED, or still running
 

@@ -123,7 +123,12 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if simulated:
             if session.engine is not None:
                 await session.engine.settle()
-            console.print(escape(f"Follow it in the console (`nvcre{again}`) or run `nvcre certification report {name}{again}`."), soft_wrap=True)
+            if session.engine is None:  # another process holds the store's engine: it runs the certification
+                console.print(escape(f"Follow it in the console (`nvcre{again}`) or run `nvcre certification report {name}{again}`."), soft_wrap=True)
+            else:  # this process was the store's engine: once it exits nothing reconciles the run (a report shows it standing still)
+                console.print(escape(f"No engine keeps running it after this command: pass --wait, or open the console (`nvcre{again}`), "
+                                     f"which runs the engine; `nvcre certification report {name}{again}` shows where it stands."),
+                              soft_wrap=True, style="yellow")
         else:
             console.print(f"Follow it with `kubectl get certifications.nvcre.nvidia.com -n {namespace} -w` "
                           f"or `nvcre certification report {name}{escape(again)}`.")

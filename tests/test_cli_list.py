@@ -140,6 +140,26 @@ def test_on_a_cluster_one_namespace_or_all_and_pending_before_an_engine_ran(tmp_
         assert out == "" and "No certifications in namespace kube-system" in err
 
 
+def test_a_name_not_found_here_names_the_namespaces_that_hold_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`report nightly` without `-n team-b` (the likeliest slip) said only that it was not found in default; report, logs
+    and delete now name the namespaces holding one. A user who may not list them all gets the line as it was."""
+    from tests.kube.users import least_privileged
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_create(kubeconfig))
+        cluster = ["--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
+        for command in (["report"], ["logs"], ["delete"]):
+            assert main(["certification", *command, "nightly", *cluster]) == 2
+            err = capsys.readouterr().err
+            assert "certification 'nightly' not found in namespace default" in err and "; namespace team-b holds one: -n team-b" in err, err
+        assert main(["certification", "report", "nightly", *cluster, "-n", "team-b"]) == 3  # there, not run yet
+        capsys.readouterr()
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice", ("nvcre-view",)))
+        assert main(["certification", "report", "nightly", "--kubeconfig", str(alice), "--history", str(tmp_path / "h.db")]) == 2
+        err = capsys.readouterr().err
+        assert "certification 'nightly' not found in namespace default" in err and "team-b" not in err and "Traceback" not in err, err
+
+
 @pytest.mark.parametrize(("flags", "said"), [
     (["-A", "-n", "default"], "-A lists every namespace and -n one: give one of them"),
     (["-n", "Not_A_Namespace"], "--namespace"),

@@ -23,7 +23,7 @@ from rich.markup import escape
 
 from nvcre_tui.cli import EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
+from nvcre_tui.cli.session import add_session_arguments, in_other_namespaces, open_looking_session, tell_notices, where_of
 from nvcre_tui.engine.history.deletion import delete_certification, delete_damaged_certification, left_message, remaining, wait_collected
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
@@ -142,8 +142,8 @@ async def _find(session: Session, name: str, namespace: str) -> Obj | _Damaged:
     try:
         found = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
-        raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}; nothing deleted",
-                                   newlines=False)) from None
+        raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                   f"{await in_other_namespaces(session, name, namespace)}; nothing deleted", newlines=False)) from None
     except DamagedRow as error:
         database = getattr(session, "database", None)
         if isinstance(database, SqliteStore) and session.store is database:  # a writable session on the simulator's store

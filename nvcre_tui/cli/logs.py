@@ -28,7 +28,7 @@ from nvcre_tui.cli.no_engine import no_engine_note, reader_lease
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import close_session, namespace_of
-from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, open_looking_session, where_of
+from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, in_other_namespaces, open_looking_session, where_of
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
@@ -116,6 +116,7 @@ async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry
         cert = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
         raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                   f"{await in_other_namespaces(session, name, namespace)}"
                                    f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
     except StoreError as error:
         raise InputError(printable(f"certification {name!r}: {_refused(error)}", newlines=False)) from None

@@ -21,7 +21,7 @@ from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.no_engine import no_engine_note
-from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
+from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, in_other_namespaces, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
@@ -224,6 +224,7 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
             reports.append(await certification_report(session, name, namespace, Console(stderr=True, highlight=False, soft_wrap=True)))
         except NotFound:
             problems.append(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
+                                      f"{await in_other_namespaces(session, name, namespace)}"
                                       f"{archived_elsewhere(session, name, namespace)}", newlines=False))
         except InputError as error:  # a damaged Certification
             problems += error.messages

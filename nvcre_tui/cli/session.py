@@ -25,7 +25,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["Told", "add_session_arguments", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
+__all__ = ["Told", "add_session_arguments", "in_other_namespaces", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -170,6 +170,26 @@ def archived_elsewhere(session: Session, name: str, namespace: str) -> str:
     more = f" and {len(sources) - 1} more" if len(sources) > 1 else ""
     hint = f"--state {sources[0].removeprefix('sim:')}, or " if sources[0].startswith("sim:/") else ""
     return f"; the history archived it from {sources[0]}{more} ({hint}nvcre history certifications)"
+
+
+async def in_other_namespaces(session: Session, name: str, namespace: str) -> str:
+    """For a "not found" message: the other namespaces of this store or cluster that hold a certification of that name
+    ("; namespace team-a holds one: -n team-a"), a forgotten -n being the likeliest cause; "" when none does, or when
+    the list is refused (a user bound in one namespace may not list them all: not known, not said)."""
+    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    try:
+        found = (await session.store.list(CERTIFICATION, None)).items
+    except (StoreError, InputError):
+        return ""
+    others = sorted({str(meta.get("namespace")) for meta in (cert.get("metadata") or {} for cert in found)
+                     if meta.get("name") == name and meta.get("namespace") != namespace})
+    if not others:
+        return ""
+    if len(others) == 1:
+        return f"; namespace {others[0]} holds one: -n {others[0]}"
+    return f"; namespaces {', '.join(others)} hold one each: -n NS"
 
 
 @dataclass

@@ -55,7 +55,7 @@ def allocatable(node: Node, resource: str) -> Decimal | None:
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20))
 
 
-def _shown(value: Decimal, resource: str = "") -> str:
+def shown_quantity(value: Decimal, resource: str = "") -> str:
     """A quantity as Kubernetes writes it: whole numbers, millicores, and bytes in the largest binary unit that fits."""
     if value != value.to_integral_value():
         return f"{int(value * 1000)}m" if value * 1000 == (value * 1000).to_integral_value() else str(value)
@@ -81,7 +81,7 @@ def shortfalls(node: Node, requests: Mapping[str, Any], *, missing_is_short: boo
         if not missing_is_short and not have:
             continue
         if (have or Decimal(0)) < want:
-            found.append(f"{_shown(have or Decimal(0), resource)} {resource} allocatable, {_shown(want, resource)} requested")
+            found.append(f"{shown_quantity(have or Decimal(0), resource)} {resource} allocatable, {shown_quantity(want, resource)} requested")
     return found
 
 

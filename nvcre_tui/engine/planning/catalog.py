@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, JsonValue, ValidationError
 
-from nvcre_tui.engine.api.base import DNS_LABEL, Duration, WireModel
+from nvcre_tui.engine.api.base import DNS_LABEL, Duration, ResourceList, WireModel
 from nvcre_tui.engine.api.options import CategoryOptions, TestScale
 from nvcre_tui.engine.api.resources import MeasurementSpec, StringMatch
 from nvcre_tui.engine.api.validation import validation_messages
@@ -108,6 +108,15 @@ class OptionMinimum(WireModel):
     why: str
 
 
+class FitRequests(WireModel):
+    """How a workload's cpu and memory requests follow its nodes (planning/fitting.py): the template's figure where
+    the nodes have room, else `share` of the smallest allocatable among the category's nodes (the rest left to their
+    daemonsets); a category whose pods would then ask less than `least` is refused when it is planned."""
+
+    share: Annotated[float, Field(gt=0, le=1)]
+    least: ResourceList = Field(default_factory=ResourceList)
+
+
 class CatalogEntry(WireModel):
     """One entry, after `extends` are merged in."""
 
@@ -132,6 +141,7 @@ class CatalogEntry(WireModel):
     # The least value of an option (of TEMPLATE_OPTIONS) with which the workload measures anything at all; a negative
     # value is the option's own sentinel (maxSteps -1: no step limit) and is not held to it.
     option_minimums: dict[Annotated[str, AfterValidator(_template_option)], OptionMinimum] = Field(default_factory=dict)
+    fit_requests: FitRequests | None = None  # None: the template's cpu and memory requests, whatever the nodes
 
     @property
     def key(self) -> str:

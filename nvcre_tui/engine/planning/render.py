@@ -34,6 +34,7 @@ from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unmatched_reason
+from nvcre_tui.engine.planning.fitting import FitError, fit_requests
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
@@ -242,6 +243,11 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
+    if not options.resources:  # the category's own resources are taken as given
+        try:
+            spec = fit_requests(spec, entry, found.nodes)
+        except FitError as error:
+            raise RenderError(str(error)) from None  # not "target": no node arriving makes the smallest larger
     spec = _scheduled(_with_node_counts(spec, counted), cert, category.target or cert.spec.target, options)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key, within_domains)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs

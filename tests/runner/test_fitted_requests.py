@@ -1,0 +1,75 @@
+"""On the API-server emulator: a Nemotron category planned on the cluster's Nodes, which allocate 491Gi of memory (an 8x
+L40S server of 512 GB), creates pods those Nodes can take. The catalog's 500Gi request, as it was rendered before, left
+every pod pending, and the run waited out its pending bound to fail Unschedulable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.api.fit import cannot_host
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.planning.catalog_load import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, WORKLOADRUN
+from nvcre_tui.engine.workloads import group_run_spec
+from tests.kube.cluster import installed, store_on
+from tests.runner.harness import job_and_its_run, register_gpu_nodes
+
+NODES = ["gpu-node-01", "gpu-node-02"]
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: t, namespace: default}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: training, variant: nemotron5-8b}
+"""
+
+
+async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The run's status, the cluster's Nodes and the batch Job the runner created for the category's group."""
+    scenario = folder / "scenario.yaml"
+    scenario.write_text(json.dumps({"name": "l40s", "seed": 1, "nodes": [
+        {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}"}]}))
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (_, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(scenario))
+            for name in NODES:  # what a 512 GB server's kubelet reports, less what it reserves
+                node = await admin.get(NODE, name)
+                allocatable = {**node["status"]["allocatable"], "cpu": "127900m", "memory": "491Gi"}
+                await admin.patch_status(NODE, name, None, {"allocatable": allocatable}, None)
+            nodes = (await admin.list(NODE)).items
+            catalog = default_catalog()
+            rendered = render_certification(certification_from_text("c.yaml", CERT, catalog), nodes, catalog, "c.yaml")[0]
+            spec = rendered.workflow.spec.job_template.spec.workload.workload_run
+            assert spec is not None
+            wire = {**group_run_spec(spec, NODES).to_wire(), "target": {"nodeNames": NODES}}  # as the Job controller writes it
+            _, created = await job_and_its_run(admin, wire, NODES)
+            runner = KubernetesRunner(admin, clock, admin, trainer=False)
+            try:
+                await runner.reconcile_run(created)
+            finally:
+                await runner.close()
+            run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
+            return run["status"], nodes, await admin.get(BATCH_JOB, "cert-job-workload", "default")
+        finally:
+            await admin.close()
+
+
+def test_training_pods_fit_nodes_allocating_less_than_the_catalogs_figures(tmp_path: Path) -> None:
+    status, nodes, job = asyncio.run(_started(tmp_path))
+    assert status["phase"] == "Scheduling", status
+    pod = job["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["requests"]["memory"] == "392Gi"  # 80% of 491Gi
+    # the scheduler's fit rule, which the runner blames unplaced members by: before, "491Gi memory allocatable, 500Gi requested"
+    assert {node["metadata"]["name"]: cannot_host(node, pod) for node in nodes} == dict.fromkeys(NODES)

@@ -1,7 +1,9 @@
 """A run whose fabric its nodes do not let be rendered (GKE A3 Edge H100: GPUDirect-TCPXO is A3 Mega's, TCPX A3 High's)
 still runs, over TCP, and says why: a FabricNotRendered Warning Event on the run, and its FabricNotRendered condition
 (a note on its result). A run on A3 Mega nodes carrying the
-8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event."""
+8 GPU NIC networks gets the daemon sidecar and their networks, and no such Event, from Kubernetes 1.29 on: an older API
+server drops the sidecar's restartPolicy (the daemon would never exit, nor the pod complete), so there the fabric is not
+rendered either, and the note names the server's version."""
 
 from __future__ import annotations
 
@@ -32,10 +34,13 @@ def _scenario(folder: Path, machine: str) -> Path:
     return path
 
 
-async def _start(folder: Path, machine: str, networks: int) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """The run's status, the Events on it and its batch Job, once the runner started it on two GKE H100 nodes."""
+async def _start(folder: Path, machine: str, networks: int, minor: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """The run's status, the Events on it and its batch Job, once the runner started it on two GKE H100 nodes (of an API
+    server of Kubernetes 1.`minor` when given)."""
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
+        if minor is not None:
+            server.version_info.update(minor=minor, gitVersion=f"v1.{minor}.0-nvcre-emulator")
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         try:
             await register_gpu_nodes(admin, clock, load_scenario(_scenario(folder, machine)))
@@ -77,3 +82,24 @@ def test_a_run_on_a3_mega_nodes_gets_the_daemon_and_their_networks(tmp_path: Pat
     assert [c["name"] for c in template["spec"]["initContainers"]] == ["tcpxo-daemon"]
     attached = json.loads(template["metadata"]["annotations"]["networking.gke.io/interfaces"])
     assert [a["network"] for a in attached] == ["default", *(f"gpu-nic{i}" for i in range(8))]
+
+
+def test_a_run_on_a3_mega_nodes_of_a_server_older_than_1_29_goes_over_tcp_and_says_why(tmp_path: Path) -> None:
+    status, events, job = asyncio.run(_start(tmp_path, "a3-megagpu-8g", networks=8, minor="28"))
+    assert status["phase"] == "Scheduling", status
+    assert [(e["type"], e["reason"]) for e in events] == [("Warning", FABRIC_NOT_RENDERED)]
+    assert events[0]["message"] == (
+        "GPUDirect-TCPXO not rendered: this API server is Kubernetes 1.28, and GPUDirect-TCPXO's daemon tcpxo-daemon runs as "
+        "a native sidecar (an init container with restartPolicy: Always), from Kubernetes 1.29 on: an older server drops "
+        "that field, and the daemon, never exiting, would hold the pod until the Job's timeout; NCCL between the nodes "
+        "goes over TCP on eth0")
+    [noted] = [c for c in status["conditions"] if c["type"] == FABRIC_NOT_RENDERED]
+    assert (noted["status"], noted["message"]) == ("True", events[0]["message"])
+    template = job["spec"]["template"]
+    assert "initContainers" not in template["spec"] and "networking.gke.io/interfaces" not in (template["metadata"].get("annotations") or {})
+
+
+def test_a_run_on_a3_mega_nodes_of_kubernetes_1_29_gets_the_daemon(tmp_path: Path) -> None:
+    status, events, job = asyncio.run(_start(tmp_path, "a3-megagpu-8g", networks=8, minor="29"))
+    assert status["phase"] == "Scheduling" and events == [], status
+    assert [c["name"] for c in job["spec"]["template"]["spec"]["initContainers"]] == ["tcpxo-daemon"]

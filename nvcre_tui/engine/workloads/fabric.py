@@ -4,7 +4,8 @@ volumes, its env, and secondary networks eth1..eth8 (eth1..eth4) whose GKE netwo
 tells; the nodes' machine type says which of the two.
 
 A fabric applies to a run when its `when` matches the placement and the run's env sets its `usedBy` variable; it is
-rendered only when every node of the group carries what it needs, else nothing of it is (a half-rendered fabric
+rendered only when every node of the group carries what it needs and the API server runs its daemons as native
+sidecars (Kubernetes 1.29 on; a server whose version is not known is taken to), else nothing of it is (a half-rendered fabric
 would not start, or hang NCCL), and `FabricOutcome.note` says why: the runner records it in an Event on the run and
 in its FabricNotRendered condition (a note on its result: the report and the console say it), `render --workloads`
 prints it.
@@ -25,6 +26,9 @@ from nvcre_tui.engine.workloads.placement import Placement
 
 Obj = dict[str, Any]
 SIDECAR_RESTART = "Always"  # an init container that restarts is a native sidecar (Kubernetes 1.29 on)
+# SidecarContainers, on by default from Kubernetes 1.29: an older API server drops an init container's restartPolicy,
+# and the daemon, never exiting, then keeps the pod's init from finishing (or, as a container, the pod from completing).
+SIDECAR_SINCE = (1, 29)
 
 
 @dataclass(frozen=True)
@@ -73,15 +77,29 @@ def _label_problem(fabric: Fabric, name: str, node: Obj) -> str | None:
     return f"node {name} is {need.key}={value}, not {' or '.join(need.values)}"
 
 
+def _version_problem(fabric: Fabric, version: tuple[int, int] | None) -> str | None:
+    """Why this API server cannot run the fabric's daemons as native sidecars (too old), or None (also when unknown)."""
+    if not fabric.sidecars or version is None or version >= SIDECAR_SINCE:
+        return None
+    names = ", ".join(str(sidecar.get("name")) for sidecar in fabric.sidecars)
+    return (f"this API server is Kubernetes {version[0]}.{version[1]}, and {fabric.name}'s daemon {names} runs as a native "
+            f"sidecar (an init container with restartPolicy: Always), from Kubernetes {SIDECAR_SINCE[0]}.{SIDECAR_SINCE[1]} on: "
+            "an older server drops that field, and the daemon, never exiting, would hold the pod until the Job's timeout")
+
+
 def _outcome(fabric: Fabric, spec: WorkloadRunSpec, placement: Placement) -> FabricOutcome:
-    networks: tuple[str, ...] | None = None
-    first = ""
-    for name in placement.nodes:
+    for name in placement.nodes:  # another machine type first: the fabric is then not the nodes' at all
         node = placement.node_objects.get(name)
         if node is None:
             return FabricOutcome(fabric, problem=f"node {name}'s Node was not read")
         if (problem := _label_problem(fabric, name, dict(node))) is not None:
             return FabricOutcome(fabric, problem=problem, wrong_machine=True)
+    if (problem := _version_problem(fabric, placement.server_version)) is not None:
+        return FabricOutcome(fabric, problem=problem)
+    networks: tuple[str, ...] | None = None
+    first = ""
+    for name in placement.nodes:
+        node = placement.node_objects[name]
         need = fabric.networks
         if need is None:
             continue

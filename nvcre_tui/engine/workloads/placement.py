@@ -41,6 +41,8 @@ class Placement:
     priority_class: str | None = None  # the category's priorityClassName option
     # node name -> its Node object, where known: what a fabric reads of the nodes (workloads/fabric.py)
     node_objects: Mapping[str, Node] = field(default_factory=dict)
+    # the API server's Kubernetes (major, minor), where known: a fabric's sidecar needs 1.29 (workloads/fabric.py)
+    server_version: tuple[int, int] | None = None
 
     def hostname(self, node: str) -> str:
         """The node's kubernetes.io/hostname label (usually, not always, its name)."""
@@ -70,12 +72,14 @@ def hostnames_of(nodes: Sequence[Node]) -> dict[str, str]:
 
 
 def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangScheduler | None = None,
-                  taint_selectors: Sequence[TaintSelector] = (), priority_class: str | None = None) -> Placement:
+                  taint_selectors: Sequence[TaintSelector] = (), priority_class: str | None = None,
+                  server_version: tuple[int, int] | None = None) -> Placement:
     """The Placement of an nvcre Job on its group's Node objects (platform and architecture detected).
 
     The group is the Job's `nvcre.nvidia.com/group-nodes` annotation; without it (a standalone
     WorkloadRun passed as `job`) every node given. `gang` is the Workflow's (or the run's) gangScheduler;
-    `taint_selectors` those of the Workflow's target (the run's own target is read from its spec).
+    `taint_selectors` those of the Workflow's target (the run's own target is read from its spec); `server_version`
+    the API server's (major, minor), None when not known.
     PlatformError when the nodes span platforms.
     """
     annotation = group_nodes_value(group_nodes(job))
@@ -87,7 +91,7 @@ def placement_for(job: Mapping[str, Any], nodes: Sequence[Node], gang: GangSched
                      nodes=tuple(members or sorted(hostnames)), platform=fleet["platform"], architecture=fleet["architecture"],
                      owner=owner_reference(job) if job["metadata"].get("uid") else None, gang=gang,
                      taint_selectors=tuple(taint_selectors), hostnames=hostnames, priority_class=priority_class,
-                     node_objects={node_name(node): node for node in group})
+                     node_objects={node_name(node): node for node in group}, server_version=server_version)
 
 
 def label_value(text: str) -> str:

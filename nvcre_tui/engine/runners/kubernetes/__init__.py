@@ -170,11 +170,15 @@ class KubernetesRunner:
                 "JobSet of each TrainJob and JobSet's controller makes its pods, so none would run; install JobSet, which "
                 "the Trainer needs (`nvcre setup status` checks it)")
 
-    async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
-        """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
+    async def server_version(self) -> tuple[int, int] | None:
+        """The API server's (major, minor), read from /version once; None when it does not say."""
         if not self._version_read:
             self._version, self._version_read = await self.kube.server_version(), True
-        version = self._version
+        return self._version
+
+    async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:
+        """Why this server cannot run `spec` on the batch fallback (too old for what it needs), or None."""
+        version = await self.server_version()
         if version is None:
             return None  # a server that does not say: tried as it is
         for framework, least, feature in FALLBACK_NEEDS:
@@ -355,7 +359,7 @@ class KubernetesRunner:
                                                 "--sim-runner, or target real GPU nodes"))
             return None
         try:
-            where = placement(owner, nodes, spec)
+            where = placement(owner, nodes, spec, await self.server_version())  # a fabric's sidecar needs 1.29
             dra, dra_refusal = await self.dra_version(spec)
             refusal = (await self.compute_domain_refusal(spec) or dra_refusal
                        or await (self.trainer_refusal() if trainer else self.fallback_refusal(spec)))

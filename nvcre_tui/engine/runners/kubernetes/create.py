@@ -65,8 +65,8 @@ async def group_nodes(store: ResourceStore, names: Sequence[str]) -> list[Obj]:
     return found
 
 
-def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec) -> Placement:
-    return placement_for(owner, nodes, gang=spec.gang_scheduler, priority_class=spec.priority_class_name)
+def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec, server_version: tuple[int, int] | None = None) -> Placement:
+    return placement_for(owner, nodes, gang=spec.gang_scheduler, priority_class=spec.priority_class_name, server_version=server_version)
 
 
 async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placement, *, trainer: bool,

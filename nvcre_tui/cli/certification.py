@@ -7,7 +7,7 @@ import asyncio
 import sys
 from typing import Any
 
-from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes, file_namespace_agrees
+from nvcre_tui.cli.kubeflags import add_kube_arguments, cluster_nodes, cluster_version, file_namespace_agrees
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.stdin import check_stdin_once
 from nvcre_tui.engine.api.resources import Certification
@@ -130,7 +130,10 @@ def _print_workloads(cert: Certification, rendered: list[RenderedCategory], args
     nodes (kubectl apply -f takes the stream as is), or one JSON List."""
     from nvcre_tui.engine.workloads.plan import category_workloads
 
-    groups = [group for index, item in enumerate(rendered) for group in category_workloads(cert, index, item, trainer=not args.batch)]
+    # the cluster's Kubernetes, where its Nodes were read: a fabric's sidecar needs 1.29, as the runner finds
+    version = asyncio.run(cluster_version(args, user_agent="nvcre-render")) if args.kubeconfig or args.context else None
+    groups = [group for index, item in enumerate(rendered)
+              for group in category_workloads(cert, index, item, trainer=not args.batch, server_version=version)]
     if args.output == "json":
         print(to_json({"apiVersion": "v1", "kind": "List", "items": [obj for group in groups for obj in group.objects]}))
         for g in groups:  # JSON has no comments: a group's fabric note goes to stderr, naming the group

@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # the Kubernetes client is imported only by commands that rea
     from nvcre_tui.engine.kube.config import KubeTarget
     from nvcre_tui.engine.store.kube import KubeStore
 
-__all__ = ["add_kube_arguments", "check_certification_names", "check_namespace", "cluster_nodes", "load_kube_target", "open_kube_store"]
+__all__ = ["add_kube_arguments", "check_certification_names", "check_namespace", "cluster_nodes", "cluster_version", "load_kube_target",
+           "open_kube_store"]
 
 
 
@@ -119,5 +120,19 @@ async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[s
         # the server refused (401) are no missing grant: the error says so, and a grant would not help.
         grant = f"; this command reads every Node: it takes {NODES_GRANT}" if rbac_refused(error) else ""
         raise InputError(f"nodes of {store.target.server} ({store.target.source}): {error}{grant}") from None
+    finally:
+        await store.close()
+
+
+async def cluster_version(args: argparse.Namespace, *, user_agent: str) -> tuple[int, int] | None:
+    """The Kubernetes (major, minor) of the server the flags name, from its /version; None when it does not say or
+    cannot be read (what needs it is then rendered as on a current server, as offline)."""
+    from nvcre_tui.engine.store.errors import StoreError
+
+    store = await open_kube_store(args, user_agent=user_agent)
+    try:
+        return await store.server_version()
+    except StoreError:
+        return None
     finally:
         await store.close()

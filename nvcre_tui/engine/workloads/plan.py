@@ -28,8 +28,10 @@ class GroupWorkloads:
     note: str | None = None  # why the run's fabric is not rendered on these nodes (workloads/fabric.py)
 
 
-def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True) -> list[GroupWorkloads]:
-    """The workloads of every planned group of category `index` (the first iteration)."""
+def category_workloads(cert: Certification, index: int, item: RenderedCategory, *, trainer: bool = True,
+                       server_version: tuple[int, int] | None = None) -> list[GroupWorkloads]:
+    """The workloads of every planned group of category `index` (the first iteration), on an API server of Kubernetes
+    `server_version` (None: not known, taken as current)."""
     workflow = item.workflow
     status = workflow.status.orchestration if workflow.status else None
     orchestration = workflow.spec.orchestration
@@ -45,7 +47,8 @@ def category_workloads(cert: Certification, index: int, item: RenderedCategory, 
         placement = Placement(job=job, namespace=namespace, nodes=nodes, platform=status.detected_platform or "onprem",
                               architecture=status.detected_gpu_architecture or "unknown", gang=spec.gang_scheduler,
                               hostnames=hostnames_of(item.discovery.nodes), priority_class=spec.priority_class_name,
-                              node_objects={node_name(node): node for node in item.discovery.nodes if node_name(node) in nodes})
+                              node_objects={node_name(node): node for node in item.discovery.nodes if node_name(node) in nodes},
+                              server_version=server_version)
         run = group_run_spec(spec, list(nodes))
         objects = workload_manifests(run, placement, trainer=trainer)
         fabric = fabric_outcome(run, placement)

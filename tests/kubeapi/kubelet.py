@@ -8,7 +8,8 @@ Pods go Pending -> Running -> Succeeded / Failed on the timeline the simulator's
 through pods/log. So the same certification on the simulator and here should end in the same verdicts:
 the engine only sees pods and their logs here.
 
-Faults the simulator has (xid, flaky, slow-gpu, unschedulable, hang) come from the scenario; faults only
+Faults the simulator has (xid, flaky, slow-gpu, unschedulable, hang) come from the scenario; a pod requesting more cpu
+or memory than its Node allocates is never bound (Pending, Unschedulable, as kube-scheduler leaves it); faults only
 a cluster has are `PodFault`s: an image that cannot be pulled, OOMKilled, a node lost (NotReady) and a
 pod deleted mid-run.
 """
@@ -32,6 +33,7 @@ from nvcre_tui.engine.sim.physics import PlanError, RunPlan, RunSpec, fleet_layo
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.errors import AlreadyExists, Forbidden, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.units import parse_quantity
 
 Obj = dict[str, Any]
 # The Job controller's index of an Indexed Job's pod, label and annotation, spelt here as Kubernetes spells it (not
@@ -279,6 +281,12 @@ class TestKubelet:
             return None
         if elapsed < 0:
             return -elapsed
+        if not (pod.get("spec") or {}).get("nodeName") and (short := await self._no_room(pod, node)):
+            if not status.get("conditions"):  # kube-scheduler's NodeResourcesFit: the pod waits for room that never comes
+                await self._status(pod, {"phase": "Pending", "conditions": [
+                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": f"0/1 nodes are available: {', '.join(f'1 Insufficient {name}' for name in short)}."}]})
+            return None
         if image is not None:
             if not status.get("containerStatuses"):
                 await self._bind(pod, node)
@@ -380,6 +388,30 @@ class TestKubelet:
         kept = [(t, line) for t, line in played.lines if t <= upto and (share is True or (bool(step(line)) == (share is STEP_LINE)))]
         text = "".join(f"{kubelet_prefix(played.start + timedelta(seconds=t))}{line}\n" for t, line in kept)
         self.server.set_pod_log(pod["metadata"]["namespace"], pod["metadata"]["name"], text)
+
+    async def _no_room(self, pod: Obj, node: str) -> list[str]:
+        """The cpu and memory the pod requests beyond its Node's allocatable, as kube-scheduler counts them: its containers
+        and sidecars summed, or a plain init container's if more. A resource the Node does not list is no limit here."""
+        try:
+            allocatable = ((await self.store.get(NODE, node)).get("status") or {}).get("allocatable") or {}
+        except NotFound:
+            return []
+        spec = pod.get("spec") or {}
+
+        def asked(container: Obj, name: str) -> float:
+            resources = container.get("resources") or {}
+            value = (resources.get("requests") or {}).get(name, (resources.get("limits") or {}).get(name))
+            return float(parse_quantity(value)) if value is not None else 0.0
+
+        inits = spec.get("initContainers") or []
+        sidecars = [c for c in inits if c.get("restartPolicy") == "Always"]
+        short = []
+        for name in ("cpu", "memory"):
+            need = max([sum(asked(c, name) for c in [*spec.get("containers", []), *sidecars]),
+                        *(asked(c, name) for c in inits if c.get("restartPolicy") != "Always")])
+            if name in allocatable and need > float(parse_quantity(allocatable[name])):
+                short.append(name)
+        return short
 
     async def _bind(self, pod: Obj, node: str) -> None:
         if (pod.get("spec") or {}).get("nodeName"):

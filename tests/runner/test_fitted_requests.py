@@ -1,6 +1,7 @@
 """On the API-server emulator: a Nemotron category planned on the cluster's Nodes, which allocate 491Gi of memory (an 8x
-L40S server of 512 GB), creates pods those Nodes can take. The catalog's 500Gi request, as it was rendered before, left
-every pod pending, and the run waited out its pending bound to fail Unschedulable."""
+L40S server of 512 GB), creates pods those Nodes can take, and the test kubelet (playing kube-scheduler) runs them.
+The catalog's 500Gi request, as it was rendered before, left every pod Pending, Unschedulable (`Insufficient memory`),
+and the run waited out its pending bound to fail."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN
 from nvcre_tui.engine.workloads import group_run_spec
 from tests.kube.cluster import installed, store_on
+from tests.kubeapi.kubelet import TestKubelet
 from tests.runner.harness import job_and_its_run, register_gpu_nodes
 
 NODES = ["gpu-node-01", "gpu-node-02"]
@@ -34,16 +36,18 @@ spec:
 """
 
 
-async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
-    """The run's status, the cluster's Nodes and the batch Job the runner created for the category's group."""
+async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """The run's status, the cluster's Nodes, the batch Job the runner created for the category's group, and its pods
+    once the test kubelet had the time to place them."""
     scenario = folder / "scenario.yaml"
     scenario.write_text(json.dumps({"name": "l40s", "seed": 1, "nodes": [
         {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}"}]}))
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (_, kubeconfig):
+    async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(scenario))
+            fleet = load_scenario(scenario)
+            await register_gpu_nodes(admin, clock, fleet)
             for name in NODES:  # what a 512 GB server's kubelet reports, less what it reserves
                 node = await admin.get(NODE, name)
                 allocatable = {**node["status"]["allocatable"], "cpu": "127900m", "memory": "491Gi"}
@@ -61,14 +65,22 @@ async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
             finally:
                 await runner.close()
             run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
-            return run["status"], nodes, await admin.get(BATCH_JOB, "cert-job-workload", "default")
+            kubelet = TestKubelet(admin, server, clock, fleet)
+            for _ in range(3):  # the pods made, then (the scheduling time past) placed
+                await kubelet.step()
+                clock.advance(fleet.physics.scheduling_sec + 1)
+            pods = (await admin.list(POD, "default")).items
+            return run["status"], nodes, await admin.get(BATCH_JOB, "cert-job-workload", "default"), pods
         finally:
             await admin.close()
 
 
 def test_training_pods_fit_nodes_allocating_less_than_the_catalogs_figures(tmp_path: Path) -> None:
-    status, nodes, job = asyncio.run(_started(tmp_path))
+    status, nodes, job, pods = asyncio.run(_started(tmp_path))
     assert status["phase"] == "Scheduling", status
+    # placed and running (before: Pending, Unschedulable, `0/1 nodes are available: 1 Insufficient memory.`)
+    assert sorted((p["spec"].get("nodeName"), p["status"]["phase"]) for p in pods) == [(name, "Running") for name in NODES], \
+        [p["status"] for p in pods]
     pod = job["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["requests"]["memory"] == "392Gi"  # 80% of 491Gi
     # the scheduler's fit rule, which the runner blames unplaced members by: before, "491Gi memory allocatable, 500Gi requested"

@@ -79,3 +79,19 @@ def test_nodes_leaving_less_than_the_workloads_least_are_refused_in_one_line() -
     assert refused.value.messages == [
         "c.yaml: spec.categories[0]: training/nemotron5-8b needs at least 64Gi memory a pod, and node gpu-node-02 allocates "
         "60Gi, of which it may ask 80% (48Gi; the rest is its daemonsets'): target nodes with more"]
+
+
+def test_aws_gb200_nccl_memory_follows_the_nodes_too() -> None:
+    """Its 800Gi memory request (which its hugepages need) on nodes allocating 850Gi: 80%, 680Gi; hugepages kept."""
+    scenario = Scenario.model_validate({"name": "gb200", "seed": 1, "nodes": [
+        {"count": 4, "gpuProduct": "NVIDIA-GB200", "gpusPerNode": 4, "providerID": "aws:///us-east-1a/i-{index:05d}"}]})
+    nodes = build_nodes(scenario)
+    for node in nodes:
+        node["status"]["allocatable"]["memory"] = "850Gi"
+    catalog = default_catalog()
+    cert = certification_from_text("c.yaml", CERT.replace("training, variant: VARIANT, options: OPTIONS",
+                                                          "communication, variant: nccl-all-reduce"), catalog)
+    spec = render_certification(cert, nodes, catalog, "c.yaml")[0].workflow.spec.job_template.spec.workload.workload_run
+    assert spec is not None and spec.resources is not None
+    assert spec.resources.to_wire() == {"limits": {"memory": "800Gi"}, "requests": {"memory": "680Gi"}}
+    assert (spec.extended_resources or {}).get("hugepages-2Mi") == "10256Mi"

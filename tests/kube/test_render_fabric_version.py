@@ -55,7 +55,7 @@ def test_render_workloads_reads_the_clusters_version(tmp_path: Path, capsys: pyt
         assert main(["certification", "render", str(cert), "--workloads", "--kubeconfig", str(kubeconfig)]) == 0
     out = capsys.readouterr().out
     if minor == "28":
-        assert ("# GPUDirect-TCPXO not rendered: this API server is Kubernetes 1.28, and GPUDirect-TCPXO's daemon tcpxo-daemon "
+        assert ("# GPUDirect-TCPXO not rendered: this API server is Kubernetes 1.28, and its daemon tcpxo-daemon "
                 "runs as a native sidecar") in out, out[:2000]
         assert "name: tcpxo-daemon" not in out and "networking.gke.io/interfaces" not in out
     else:

@@ -89,7 +89,7 @@ def test_a_run_on_a3_mega_nodes_of_a_server_older_than_1_29_goes_over_tcp_and_sa
     assert status["phase"] == "Scheduling", status
     assert [(e["type"], e["reason"]) for e in events] == [("Warning", FABRIC_NOT_RENDERED)]
     assert events[0]["message"] == (
-        "GPUDirect-TCPXO not rendered: this API server is Kubernetes 1.28, and GPUDirect-TCPXO's daemon tcpxo-daemon runs as "
+        "GPUDirect-TCPXO not rendered: this API server is Kubernetes 1.28, and its daemon tcpxo-daemon runs as "
         "a native sidecar (an init container with restartPolicy: Always), from Kubernetes 1.29 on: an older server drops "
         "that field, and the daemon, never exiting, would hold the pod until the Job's timeout; NCCL between the nodes "
         "goes over TCP on eth0")

@@ -82,7 +82,7 @@ def _version_problem(fabric: Fabric, version: tuple[int, int] | None) -> str | N
     if not fabric.sidecars or version is None or version >= SIDECAR_SINCE:
         return None
     names = ", ".join(str(sidecar.get("name")) for sidecar in fabric.sidecars)
-    return (f"this API server is Kubernetes {version[0]}.{version[1]}, and {fabric.name}'s daemon {names} runs as a native "
+    return (f"this API server is Kubernetes {version[0]}.{version[1]}, and its daemon {names} runs as a native "
             f"sidecar (an init container with restartPolicy: Always), from Kubernetes {SIDECAR_SINCE[0]}.{SIDECAR_SINCE[1]} on: "
             "an older server drops that field, and the daemon, never exiting, would hold the pod until the Job's timeout")
 

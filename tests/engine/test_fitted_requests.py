@@ -95,3 +95,10 @@ def test_aws_gb200_nccl_memory_follows_the_nodes_too() -> None:
     assert spec is not None and spec.resources is not None
     assert spec.resources.to_wire() == {"limits": {"memory": "800Gi"}, "requests": {"memory": "680Gi"}}
     assert (spec.extended_resources or {}).get("hugepages-2Mi") == "10256Mi"
+
+
+def test_a_scenarios_pools_say_what_their_nodes_allocate() -> None:
+    """`allocatableCpu` / `allocatableMemory` of a scenario pool (`render --scenario`, the simulated fleet)."""
+    scenario = Scenario.model_validate({"name": "l40s", "seed": 1, "nodes": [
+        {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}", "allocatableCpu": "64", "allocatableMemory": "491Gi"}]})
+    assert requests(build_nodes(scenario))["requests"] == {"cpu": "51", "memory": "392Gi"}

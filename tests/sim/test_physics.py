@@ -182,6 +182,21 @@ def test_a_node_allocating_fewer_gpus_than_a_pod_asks_never_takes_it() -> None:
     assert plan(scn, nccl_run("r", ["gpu-node-01", "gpu-node-02"])).outcome.kind == "succeeded"
 
 
+def test_a_node_allocating_less_cpu_or_memory_than_a_pod_requests_never_takes_it() -> None:
+    """A pool's allocatableCpu / allocatableMemory, as the scheduler's fit counts them: a pod asking more stays pending."""
+    scn = scenario(nodes=[{"count": 2}, {"count": 2, "namePrefix": "small-", "allocatableCpu": "48", "allocatableMemory": "491Gi"}])
+    run = training_run("r", ["gpu-node-01", "small-01", "small-02"])
+    run["spec"]["resources"] = {"limits": {"cpu": "128", "memory": "800Gi"}, "requests": {"cpu": "64", "memory": "500Gi"}}
+    blocked = plan(scn, run)
+    assert blocked.outcome.kind == "unschedulable" and blocked.outcome.blocked == ("small-01", "small-02")
+    assert blocked.outcome.message == ("pods for small-01, small-02 pending: Insufficient cpu and memory (the node allocates "
+                                       "less than a pod requests)")
+    run["spec"]["resources"] = {"requests": {"cpu": "38", "memory": "392Gi"}}  # what fitRequests asks there
+    assert plan(scn, run).outcome.kind == "succeeded"
+    run["spec"]["resources"] = {"limits": {"memory": "500Gi"}}  # a limit alone stands for its request
+    assert plan(scn, run).outcome.message.endswith("Insufficient memory (the node allocates less than a pod requests)")
+
+
 def test_run_spec_reads_the_rendered_wire_form() -> None:
     spec = RunSpec.from_run(nccl_run("r", ["gpu-node-01"], env={"NCCL_DEBUG": "INFO"}, loopback=True))
     assert (spec.framework, spec.program, spec.parser, spec.test_type) == ("exec", "all_reduce_perf", "nccl", "all_reduce")

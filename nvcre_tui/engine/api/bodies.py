@@ -167,6 +167,7 @@ class WorkloadRunSpec(TypedDict, total=False):
     gpusPerNode: int
     mlnxPerNode: int
     nicResourceName: str
+    resources: dict[str, Any]
     env: list[dict[str, Any]]
     enableMNNVL: bool
     orchestration: dict[str, Any]

@@ -16,15 +16,15 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nvcre_tui.engine.api.bodies import run_spec
 from nvcre_tui.engine.sim.outputs.dcgm import LEVEL4_TESTS, GpuOutcome
 from nvcre_tui.engine.sim.outputs.nccl import bus_factor
 from nvcre_tui.engine.sim.outputs.training import StepSample
-from nvcre_tui.engine.sim.scenario import Fault, Scenario, build_pools
-from nvcre_tui.engine.units import parse_duration, parse_max_bytes
+from nvcre_tui.engine.sim.scenario import NODE_ROOM, Fault, Scenario, build_pools
+from nvcre_tui.engine.units import parse_duration, parse_max_bytes, parse_quantity
 
 Obj = Mapping[str, Any]
 FRAMEWORKS: tuple[Literal["mpi", "exec", "torch"], ...] = ("mpi", "exec", "torch")  # the order the simulator picks one in
@@ -55,6 +55,7 @@ class NodeInfo:
     gpu_name: str
     clique: str
     allocatable: int | None = None  # GPUs a pod may request (None: all of them)
+    room: Mapping[str, float] = field(default_factory=dict)  # cpu (cores) and memory (bytes) a pod may request
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class RunSpec:
     test_type: str | None
     image: str
     config: str  # the config files' text (training script)
+    requests: Mapping[str, float] = field(default_factory=dict)  # cpu (cores) and memory (bytes) each pod requests
 
     @classmethod
     def from_run(cls, run: Obj) -> RunSpec:
@@ -94,7 +96,14 @@ class RunSpec:
             env={e["name"]: str(e.get("value", "")) for e in spec.get("env") or []},
             parser=measurement.get("parser") or "none", test_type=measurement.get("testType"),
             image=str(spec.get("image", "")), config="\n".join(str(v) for v in (spec.get("config") or {}).values()),
+            requests=_requests(spec.get("resources") or {}),
         )
+
+
+def _requests(resources: Mapping[str, Any]) -> dict[str, float]:
+    """The cpu and memory a pod of the run requests (a limit alone stands for its request, as the API server sets it)."""
+    asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    return {name: float(parse_quantity(asked[name])) for name in NODE_ROOM if asked.get(name) is not None}
 
 
 def fleet_layout(scenario: Scenario) -> dict[str, NodeInfo]:
@@ -103,8 +112,10 @@ def fleet_layout(scenario: Scenario) -> dict[str, NodeInfo]:
     for pool, names in zip(scenario.nodes, build_pools(scenario), strict=True):
         per_clique = -(-pool.count // pool.cliques)
         for position, name in enumerate(names):
+            room = {"cpu": pool.allocatable_cpu or NODE_ROOM["cpu"], "memory": pool.allocatable_memory or NODE_ROOM["memory"]}
             layout[name] = NodeInfo(pool.gpus_per_node, pool.nics_per_node, pool.gpu_product.replace("-", " "),
-                                    f"{pool.clique_prefix}{position // per_clique}", pool.allocatable_gpus)
+                                    f"{pool.clique_prefix}{position // per_clique}", pool.allocatable_gpus,
+                                    {resource: float(parse_quantity(amount)) for resource, amount in room.items()})
     return layout
 
 
@@ -461,6 +472,12 @@ def plan_outcome(scenario: Scenario, spec: RunSpec, faults: Sequence[Fault], sta
     if short:
         return Outcome("unschedulable", blocked=short, reason="Unschedulable",
                        message=f"pods for {', '.join(short)} pending: Insufficient nvidia.com/gpu (the node allocates fewer than {wanted})")
+    cramped = {name: [resource for resource, amount in spec.requests.items() if amount > layout[name].room.get(resource, math.inf)]
+               for name in spec.nodes if layout is not None and name in layout}
+    if blocked := tuple(sorted(name for name, resources in cramped.items() if resources)):
+        scarce = sorted({resource for name in blocked for resource in cramped[name]})
+        return Outcome("unschedulable", blocked=blocked, reason="Unschedulable",
+                       message=f"pods for {', '.join(blocked)} pending: Insufficient {' and '.join(scarce)} (the node allocates less than a pod requests)")
     early = scenario.physics.startup_sec + 3.0
     events: list[tuple[float, str, Fault]] = [(t, "xid", f) for t, f in _xid_events(faults, start, duration, early)]
     for fault in faults:

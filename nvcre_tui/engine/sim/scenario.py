@@ -18,7 +18,7 @@ from pydantic import (AfterValidator, BeforeValidator, ConfigDict, Field, Serial
                       field_validator, model_serializer, model_validator)
 from pydantic_core import PydanticCustomError
 
-from nvcre_tui.engine.api.base import Condition, Duration, LabelValue, Name, WireModel, check_label_keys
+from nvcre_tui.engine.api.base import Condition, Duration, LabelValue, Name, ResourceQuantity, WireModel, check_label_keys
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (
     LABEL_CUDA_DRIVER,
@@ -140,6 +140,9 @@ class SoftwareBaseline(_Model):
     mig_strategy: LabelValue | None = None
 
 
+NODE_ROOM = {"cpu": "192", "memory": "2000Gi"}  # what a pool's Nodes allocate of cpu and memory unless it says
+
+
 class NodePool(SoftwareBaseline):
     """`count` identical nodes named <namePrefix><index>, spread evenly over `cliques`."""
 
@@ -150,6 +153,10 @@ class NodePool(SoftwareBaseline):
     gpu_product: LabelValue = "NVIDIA-H100-80GB-HBM3"
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 8
     allocatable_gpus: Annotated[int, Field(ge=0, le=64)] | None = None
+    # What each Node allocates of cpu and memory (a server of 512 GB keeps under 500Gi): a workload's requests follow
+    # them (planning/fitting.py), and a pod asking more is never placed (physics.plan_outcome). None: NODE_ROOM's.
+    allocatable_cpu: ResourceQuantity | None = None
+    allocatable_memory: ResourceQuantity | None = None
     nics_per_node: Annotated[int, Field(ge=0, le=64)] = 8
     cliques: Annotated[int, Field(ge=1, le=MAX_NODES)] = 1
     clique_prefix: Annotated[str, Field(max_length=50, pattern=_LABEL_PREFIX)] = "clique-"
@@ -608,7 +615,8 @@ def build_nodes(scenario: Scenario) -> list[dict[str, Any]]:
                 "metadata": {"name": name, "labels": labels},
                 "spec": {"providerID": pool.provider_id.format(index=position + pool.first_index), **({"unschedulable": True} if name in cordoned else {})},
                 "status": {
-                    "allocatable": {RESOURCE_GPU: str(allocatable), RESOURCE_NIC: str(pool.nics_per_node), "cpu": "192", "memory": "2000Gi"},
+                    "allocatable": {RESOURCE_GPU: str(allocatable), RESOURCE_NIC: str(pool.nics_per_node), "cpu": pool.allocatable_cpu or NODE_ROOM["cpu"],
+                                    "memory": pool.allocatable_memory or NODE_ROOM["memory"]},
                     "conditions": [{"type": "Ready", "status": "True"}],
                     "nodeInfo": {key: software[key] for key in NODE_INFO_FIELDS} | {"architecture": "amd64", "operatingSystem": "linux"},
                 },

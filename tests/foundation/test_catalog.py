@@ -144,6 +144,20 @@ def test_an_option_minimum_for_no_template_option_is_refused(tmp_path: Path) -> 
     assert any("optionMinimums.maxStep" in m and "'maxStep' is not an option a template reads" in m for m in error.value.messages)
 
 
+def test_a_least_above_the_requests_it_fits_is_refused(tmp_path: Path) -> None:
+    """fitRequests.least over what the template requests would refuse every node, however large: refused at load."""
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(CATALOG.root, root)
+    lib = root / "_lib" / "megatron-pretrain.yaml"
+    lib.write_text(lib.read_text().replace("least: {cpu: \"16\", memory: 64Gi}", "least: {cpu: \"16\", memory: 600Gi}"))
+    with pytest.raises(InputError) as error:
+        load_catalog(root)
+    assert error.value.messages == [f"{root}/training/nemotron5-56b.yaml: fitRequests.least: memory 600Gi is more than the "
+                                    "template requests (500Gi) (in it or a file it extends)"]
+
+
 def _replace(path: Path, pattern: str, text: str) -> None:
     import re
 

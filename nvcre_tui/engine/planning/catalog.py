@@ -21,6 +21,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.judging.thresholds import METRICS
 from nvcre_tui.engine.planning.merge import deep_merge
+from nvcre_tui.engine.units import parse_quantity
 from nvcre_tui.paths import data_dir, shown_file
 
 
@@ -290,6 +291,20 @@ def _validated(model: type[WireModel], data: Any, where: str) -> Any:
         raise InputError(validation_messages(error, where)) from None
 
 
+def _least_over_requests(entry: CatalogEntry) -> str | None:
+    """Where an entry's fitRequests.least asks more than a request of its template (or of an override's patch) gives."""
+    least = entry.fit_requests.least.to_wire() if entry.fit_requests else {}
+    sources = [("the template", entry.template), *((f"override {index}", o.patch) for index, o in enumerate(entry.overrides))]
+    for where, template in sources:
+        resources = template.get("resources")
+        requests = resources.get("requests") if isinstance(resources, dict) else None
+        for name, amount in least.items():
+            asked = requests.get(name) if isinstance(requests, dict) else None
+            if isinstance(asked, str) and parse_quantity(asked) < parse_quantity(amount):
+                return f"{name} {amount} is more than {where} requests ({asked})"
+    return None
+
+
 def read_catalog(root: Path | None = None) -> Catalog:
     """Read and validate every entry under `root` (default: the shipped catalog/); catalog_load.load_catalog also
     renders each, which this module cannot (rendering builds on it)."""
@@ -314,6 +329,8 @@ def read_catalog(root: Path | None = None) -> Catalog:
             raise InputError(f"{_shown(root, f'{domain}/{variant}.yaml')}: unknown placeholder "
                              f"{', '.join(f'${{{name}}}' for name in unknown)} (in it or a file it extends); "
                              f"known: {', '.join(sorted(TEMPLATE_VARIABLES))}")
+        if problem := _least_over_requests(entry):  # else every node would be refused, however large
+            raise InputError(f"{_shown(root, f'{domain}/{variant}.yaml')}: fitRequests.least: {problem} (in it or a file it extends)")
         entries[entry.key] = entry
     gpu = _validated(GpuDefaults, _read_yaml(root / "_defaults/gpu-defaults.yaml", root), _shown(root, "_defaults/gpu-defaults.yaml"))
     options = _validated(OptionDefaults, _read_yaml(root / "_defaults/options.yaml", root), _shown(root, "_defaults/options.yaml"))

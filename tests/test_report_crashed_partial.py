@@ -99,3 +99,36 @@ def test_the_categorys_bandwidth_is_not_the_partial_sweep_of_a_crashed_run(repor
     text, report, _ = reports
     assert report["categories"][0]["bandwidth"] is None, report["categories"][0]["bandwidth"]
     assert not re.search(r"│ Bandwidth: ", text), text
+
+
+TRAINING_CRASH = """\
+name: training-crash
+seed: 7
+nodes: [{count: 2, cliques: 1}]
+faults:
+  - {type: xid, node: gpu-node-02, gpu: 1, xid: 79, at: 2m30s}
+"""
+TRAINING = """\
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: tcrash}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: training, variant: nemotron5-8b}
+"""
+
+
+def test_a_training_run_that_crashed_reports_no_goodput(tmp_path: Path) -> None:
+    """A training an XID stopped after a few steps said `Goodput: 1.00 (100%)`, TFLOP/s and step time (JSON training)
+    beside its WorkloadFailed: the steps before the crash, as if the run had trained to its end."""
+    (tmp_path / "scenario.yaml").write_text(TRAINING_CRASH)
+    (tmp_path / "cert.yaml").write_text(TRAINING)
+    code, text = _run("certification", "run", "--sim", "--state", str(tmp_path / "sim.db"), "--history", str(tmp_path / "h.db"),
+                      "--scenario", str(tmp_path / "scenario.yaml"), "--cert-file", str(tmp_path / "cert.yaml"), "--wait",
+                      "--results-file", str(tmp_path / "r.json"))
+    assert code == 1, text
+    [category] = json.loads((tmp_path / "r.json").read_text())["categories"]
+    assert category["failedGroups"][0]["reason"] == "WorkloadFailed", category["failedGroups"]
+    assert category["training"] is None, category["training"]
+    assert "Goodput" not in text and "TFLOPs/GPU" not in text, text

@@ -292,8 +292,10 @@ def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
 
 
 def _training(jobs: Sequence[Obj]) -> Obj | None:
+    """The category's training measurements over its runs that ran to the end (as _bandwidth_summary)."""
     keys = (GOODPUT, TFLOPS_PER_GPU, STEP_TIME)
-    values = [j["status"]["measurements"] for j in jobs if any(k in (job_status(j).get("measurements") or {}) for k in keys)]
+    values = [j["status"]["measurements"] for j in jobs
+              if cond.phase(j) == SUCCEEDED and any(k in (job_status(j).get("measurements") or {}) for k in keys)]
     if not values:
         return None
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}

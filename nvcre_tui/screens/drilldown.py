@@ -219,8 +219,8 @@ class DrilldownScreen(NvcreScreen):
             else:  # never got a Workflow (waiting for nodes, cannot render): still say why
                 why = f"  {status.get('reason')}: {status.get('message')}" if status.get("reason") else ""
                 failed = next(iter(category_unblamed(category)), None)  # failed so: a failure that blamed nobody
-                root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {status['domain']}/{status['variant']}{why}",
-                              data={"kind": "pending", "status": status,
+                root.add_leaf(f"{PHASE_GLYPHS.get(status['status'], '·')} {category.name}{why}",
+                              data={"kind": "pending", "status": status, "title": category.name,
                                     **({"subject": failed.node, "workflow": {}, "failed": True, "unblamed": failed} if failed else {})})
         condition = next((c for c in conditions_of(cert) if c.get("status") == "True"), None)
         if condition and not any(category.workflow is not None for category in view.categories):
@@ -244,6 +244,7 @@ class DrilldownScreen(NvcreScreen):
         wf = category.workflow
         assert wf is not None
         key = category.key
+        title = category.name  # `#2` where the certification runs it again, as the failures pane, the wall and the report say it
         phase, reason, _ = conditions_line(wf)
         glyph = PHASE_GLYPHS.get(phase, "·")
         if waiting is not None:
@@ -255,8 +256,8 @@ class DrilldownScreen(NvcreScreen):
             reason = f"diagnosing: {diagnosis_progress(diagnosing)}"
             # Shorter where the line has no room (80 and 120 columns cut "(confirmation), 3 tests" off): the glyph says it
             # runs, then the domain goes (the variant names the category in a certification), never the progress.
-            variant = key.rpartition("/")[2]
-            shorter = [f"{glyph} {key}  {diagnosis_progress(diagnosing)}", f"{glyph} {variant}  {diagnosis_progress(diagnosing)}",
+            variant = title.rpartition("/")[2]
+            shorter = [f"{glyph} {title}  {diagnosis_progress(diagnosing)}", f"{glyph} {variant}  {diagnosis_progress(diagnosing)}",
                        f"{glyph} {variant}  {diagnosis_progress(diagnosing, stage=False)}"]  # the stage last: the detail says it
         reach = threshold_out_of_reach(category)
         # Failures that blamed nobody are failures too: `enter` and `f` land on their group (or on the category).
@@ -267,7 +268,7 @@ class DrilldownScreen(NvcreScreen):
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
         # Its shorter wordings are its own: the leaves under it copy `data`.
-        branch = parent.add(Text(printable(f"{glyph} {key}  {reason}", newlines=False)),
+        branch = parent.add(Text(printable(f"{glyph} {title}  {reason}", newlines=False)),
                             data={**data, SHORTER: [printable(said, newlines=False) for said in shorter]} if shorter else data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
             branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
@@ -508,16 +509,16 @@ class DrilldownScreen(NvcreScreen):
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
         elif kind == "pending":
-            text = self._pending_detail(data["status"])
+            text = self._pending_detail(data["status"], data.get("title"))
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", HangingStatic).show(text)  # a wrapped value stays under its value, off the keys
 
     @staticmethod
-    def _pending_detail(status: Mapping[str, Any]) -> Text:
+    def _pending_detail(status: Mapping[str, Any], title: str | None = None) -> Text:
         """A category without a Workflow yet: categories run one after another, or it waits for nodes, or cannot render."""
         text = Text()
-        label(text, "Category", f"{status.get('domain')}/{status.get('variant')}")
+        label(text, "Category", title or f"{status.get('domain')}/{status.get('variant')}")
         label(text, "Status", str(status.get("status") or "Pending"))
         if status.get("reason"):
             label(text, "Reason", str(status["reason"]))

@@ -178,3 +178,36 @@ async def test_a_group_blamed_together_is_weighed_once_not_once_per_member(finis
                    and (n.data or {})["workflow"]["metadata"]["name"].endswith("nemotron5-8b")]
         assert len(members) == 32 and all(str(n.label).startswith("! ") for n in members), [str(n.label) for n in members]
         assert weighed.count(32) <= 2, weighed  # its members' rows and its blames' detail, once each
+
+
+TWICE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: twice}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node, thresholds: {busBandwidthGBps: "value >= 400"}}}
+    - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node, thresholds: {busBandwidthGBps: "value >= 300"}}}
+"""
+
+
+async def test_a_category_run_twice_is_numbered_in_the_tree_as_in_the_failures_pane() -> None:
+    """The failures pane and the wall said `communication/nccl-all-reduce #1`; enter opened a drill-down whose two
+    category lines both read `communication/nccl-all-reduce`, the one waiting indistinguishable from the one that failed."""
+    session = await session_run_for(TWICE, 60)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_drilldown(app, pilot, "twice")
+        tree = screen.query_one(Tree)
+        lines = [str(node.label) for node in tree.root.children]
+        assert lines[0].startswith("⋯ communication/nccl-all-reduce #1  "), lines
+        assert lines[1].startswith("· communication/nccl-all-reduce #2  WaitingForNodes"), lines
+        tree.move_cursor(tree.root.children[1])
+        await pilot.pause()
+        assert "Category          communication/nccl-all-reduce #2" in str(screen.query_one("#detail").render())
+        assert session.engine is not None
+        await session.engine.run_until_settled()
+        await app.refresh_snapshot()
+        await pilot.pause()
+        lines = [str(node.label) for node in tree.root.children]
+        assert lines[0].startswith("✗ communication/nccl-all-reduce #1  ") and lines[1].startswith("✗ communication/nccl-all-reduce #2  "), lines

@@ -648,7 +648,8 @@ class DrilldownScreen(NvcreScreen):
             return False
         status = data["status"]
         why = f" ({status['reason']})" if status.get("reason") else ""
-        self.notify(printable(f"{status['domain']}/{status['variant']} has no Workflow{why}: nothing of it ran, no {what} yet",
+        name = data.get("title") or f"{status['domain']}/{status['variant']}"  # `#2`, as its line says it
+        self.notify(printable(f"{name} has no Workflow{why}: nothing of it ran, no {what} yet",
                               newlines=False), markup=False)
         return True
 

@@ -205,6 +205,10 @@ async def test_a_category_run_twice_is_numbered_in_the_tree_as_in_the_failures_p
         tree.move_cursor(tree.root.children[1])
         await pilot.pause()
         assert "Category          communication/nccl-all-reduce #2" in str(screen.query_one("#detail").render())
+        await pilot.press("l")  # nothing of it ran: said of #2, not of the one that runs
+        await pilot.pause()
+        assert [str(n.message) for n in app._notifications][-1].startswith("communication/nccl-all-reduce #2 has no Workflow"), \
+            [str(n.message) for n in app._notifications]
         assert session.engine is not None
         await session.engine.run_until_settled()
         await app.refresh_snapshot()

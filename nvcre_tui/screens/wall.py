@@ -248,6 +248,7 @@ class WallScreen(NvcreScreen):
     def __init__(self) -> None:
         super().__init__()
         self.index = 0
+        self._rotated = False  # action_rotate moved the index since the last show
         self.current: str | None = None
         self._seen: set[str] = set()  # every certification this wall saw in the store (the room may have watched it)
         self._shown: tuple[str, str] | None = None  # the last one it showed, with its result then
@@ -275,6 +276,11 @@ class WallScreen(NvcreScreen):
 
     def show(self, snapshot: Snapshot) -> None:
         subjects = wall_subjects(snapshot.views)
+        if self.current in subjects and not self._rotated:
+            # The one shown stays until the rotation moves on: by position alone, a certification submitted (named before
+            # it) or leaving the rotation put another in its place at once, and the one after it was skipped a round.
+            self.index = subjects.index(self.current)
+        self._rotated = False
         self.current = subjects[self.index % len(subjects)] if subjects else None
         every = node_states(snapshot, self.current)  # the map draws the fleet; the counters count the certification's nodes
         scope = certification_nodes(snapshot, self.current) if self.current else None
@@ -401,6 +407,7 @@ class WallScreen(NvcreScreen):
 
     def action_rotate(self) -> None:
         self.index += 1
+        self._rotated = True  # to the next by position, not back to the one shown
         self.refresh_now()
 
     def action_leave(self) -> None:

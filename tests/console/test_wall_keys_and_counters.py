@@ -298,3 +298,29 @@ def test_waiting_categories_said_to_the_room_fit_or_are_counted() -> None:
     assert waits_said(before, {earlier: ["a/b", "c/d"], "waits: no eligible nodes match": ["e/f"]}, 78) == "; 3 categories wait"
     assert waits_said(before, {earlier: ["communication/nccl-all-gather"]}, 238) == f"; communication/nccl-all-gather {earlier}"
     assert waits_said(before * 3, {}, 78) == ""  # none waits: nothing said, however long the counts
+
+
+async def test_the_certification_shown_stays_when_another_joins_the_rotation() -> None:
+    """The room watches burn-in run; someone submits alpha, which sorts before it. The wall chose by position and
+    showed alpha at once (and a certification leaving the rotation skipped the one after it for a round): the one
+    shown stays until the rotation moves on."""
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import INTRA_NODE, certification_body, session_run_for
+
+    session = await session_run_for(INTRA_NODE, 120)
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen) and app.screen.current == "burn-in"
+        await session.store.create(CERTIFICATION, certification_body(intra_all_reduce("alpha")))
+        await app.refresh_snapshot()
+        await pilot.pause()
+        assert app.screen.current == "burn-in"
+        assert "(2 of 2)" in str(app.screen.query_one("#title", Static).render())
+        await pilot.press("right")  # the rotation moves on: to alpha, then back
+        await pilot.pause()
+        assert app.screen.current == "alpha"
+        await pilot.press("right")
+        await pilot.pause()
+        assert app.screen.current == "burn-in"

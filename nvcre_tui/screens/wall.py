@@ -121,7 +121,7 @@ def out_of_reach(snapshot: Snapshot, cert_name: str) -> list[Entry]:
     wall listed 32 ✗ nodes, "busBandwidthGBps 479.58 …" each, a fleet-wide failure to the room, the threshold unsaid.
     One that blamed nobody is listed among the failures that blamed no node, its reach first (said_unblamed)."""
     view = snapshot.views.get(cert_name)
-    return [Entry(NodeState.FAILED.glyph, category.key, reach)
+    return [Entry(NodeState.FAILED.glyph, category.name, reach)  # `#2` where it runs twice, as the failures pane says it
             for category in (view.categories if view is not None else [])
             if category.status.get("status") == FAILED and category.failed_nodes and (reach := threshold_out_of_reach(category))]
 

@@ -155,3 +155,17 @@ def intra_all_reduce_against(name: str, gbps: int) -> str:
     from .harness import intra_all_reduce
 
     return intra_all_reduce(name).replace("value >= 400", f"value >= {gbps}")
+
+
+async def test_a_threshold_out_of_reach_names_a_category_run_twice_as_the_failures_pane_does() -> None:
+    from .harness import session_with
+    from .test_drilldown import TWICE
+
+    session = await session_with(TWICE.replace("value >= 400", "value >= 900").replace("value >= 300", "value >= 950"))
+    app = NvcreApp(session=session, live=False, wall=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WallScreen)
+        entries = app.screen.query_one("#failures", FittedList).entries
+        assert [(entry.subject, entry.text.split(" is above")[0]) for entry in entries[:2]] == [
+            ("communication/nccl-all-reduce #1", "threshold value >= 900"), ("communication/nccl-all-reduce #2", "threshold value >= 950")], entries[:2]

@@ -7,8 +7,10 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 import sqlite3
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -263,3 +265,24 @@ def test_the_report_of_a_certification_that_only_waits_says_waiting_as_the_list_
         ("second", "RUNNING", "WAITING", "for certification burn-in"), ("burn-in", "RUNNING", "RUNNING", None)]
     assert main(["certification", "report", "second", *state[1:], "-o", "html"]) == 3
     assert "⋯ WAITING for certification burn-in</span>" in capsys.readouterr().out
+
+
+def test_with_the_sim_runner_a_certifications_age_is_the_api_servers_not_the_fleets_time(tmp_path: Path,
+                                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The fleet's simulated time runs ahead of the cluster's clock (run --wait as fast as the engine can): `list
+    --sim-runner` measured AGE from the API server's creationTimestamp to the simulated now, and a certification made
+    a minute before read `16h34m` in a walkthrough. AGE is the server's time since it stored it; RUNTIME stays the
+    fleet's."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}]}))
+    fleet = ["--sim-runner", "--scenario", str(scenario), "--history", str(tmp_path / "h.db")]
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), *fleet, "--category", "communication/nccl-loopback",
+                     "--name", "aged", "--wait"]) == 0
+        capsys.readouterr()
+        assert main(["certification", "list", "--kubeconfig", str(kubeconfig), *fleet, "-o", "json"]) == 0
+        [listed] = json.loads(capsys.readouterr().out)
+    assert listed["runtimeSeconds"] >= 30, listed  # the fleet's time: the loopback ran about a minute of it
+    made = datetime.fromisoformat(listed["created"].replace("Z", "+00:00"))
+    seconds = re.fullmatch(r"(\d+)s", listed["age"])  # "58s" read before: the fleet's minute ahead, not the server's
+    assert seconds and int(seconds.group(1)) <= (datetime.now(UTC) - made).total_seconds() + 2, listed

@@ -71,7 +71,11 @@ async def _list(args: argparse.Namespace) -> int:
                     owned.setdefault(str(owner.get("uid")), []).append(wf)
         # Oldest first, by namespace; those created in one second as the store created them (not by name)
         certs = sorted(certs, key=lambda cert: (str(_mapping(cert.get("metadata")).get("namespace") or ""), _creation(cert)))
-        rows = [row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None)
+        from nvcre_tui.engine.session import store_now  # the session is open: the module is loaded already
+
+        stamped_now = store_now(session)
+        rows = [row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None,
+                    stamped_now=stamped_now)
                 for cert in certs]
         damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
         try:
@@ -107,17 +111,18 @@ def _print_rows(rows: list[Obj], output: str, namespace: str | None) -> None:
             _duration(r["waitedSeconds"]), r["age"]] for r in rows])
 
 
-def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None) -> Obj:
+def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None, *, stamped_now: datetime | None = None) -> Obj:
     """One certification as listed: its summary (written by the engine; "-" before its first status), its runtime (while
     one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: until now while it runs;
     unknown without its Workflows), and age. Its phase is its result but WAITING while none of its categories has
     started (its summary says RUNNING then, and `waiting` why: "for certification first"), as the dashboard and the
-    wall say it: the list read RUNNING where they said WAITING."""
+    wall say it: the list read RUNNING where they said WAITING. AGE counts to `stamped_now`, now on the clock that
+    stamped its creationTimestamp (session.store_now; default `now`): an API server's, not a --sim-runner fleet's."""
     metadata, status = _mapping(cert.get("metadata")), _mapping(cert.get("status"))
     summary = _mapping(status.get("summary"))
     created = str(metadata.get("creationTimestamp") or "")
     try:
-        age = format_age(max(0.0, (now - parse_time(created)).total_seconds()))
+        age = format_age(max(0.0, ((stamped_now or now) - parse_time(created)).total_seconds()))
     except (TypeError, ValueError):
         age = "-"
     # So far for one still running (now: the session's clock), as the dashboard counts it

@@ -129,6 +129,13 @@ def plays_the_fleet(session: Session) -> bool:
     return getattr(session, "scenario", None) is not None
 
 
+def store_now(session: Session) -> datetime:
+    """Now on the clock that stamps the store's creationTimestamps: the simulator's store writes simulated time (the
+    session's clock); an API server stamps its own, the wall clock, whatever a --sim-runner session's simulated clock,
+    which runs ahead of it, says."""
+    return session.clock.now() if isinstance(session, SimSession) else datetime.now(UTC)
+
+
 @dataclass
 class RunnerLogs:
     """The LogSource of a runner that can regenerate or fetch a run's output."""

@@ -26,6 +26,7 @@ from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views.certifications import certification_rows, deleting_result, deletion_said
 from nvcre_tui.engine.views.failures import UNBLAMED, failure_rows, fault_rows, unblamed_failures
 from nvcre_tui.engine.views.nodes import node_states, states_scope
+from nvcre_tui.engine.session import store_now
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.views.suspicion import RUNNING_AGAIN, TESTED_NOW, UNDER_SUSPICION, UNDER_TEST, diagnosis_suspects, fleet_summary, suspicion_said
 from nvcre_tui.engine.views.waiting import categories_held, pods_waiting, waiting_to_start
@@ -240,7 +241,8 @@ class DashboardScreen(NvcreScreen):
             wanted, literally = re.compile(re.escape(pattern)), " (not a regex: matched as written)"
         rows = {}
         ran: dict[str, tuple[str, str]] = {}  # (the run alone, the wait) of the rows whose Runtime counts a wait
-        for row in certification_rows(snapshot, self.nvcre.now()):
+        session = self.nvcre.session
+        for row in certification_rows(snapshot, self.nvcre.now(), stamped_now=store_now(session) if session is not None else None):
             if wanted and not wanted.search(row.name):
                 continue
             glyph, word, variable = RESULT_GLYPHS.get(row.result, "·"), row.result, RESULT_STYLE.get(row.result, "")

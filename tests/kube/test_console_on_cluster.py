@@ -616,3 +616,23 @@ async def test_a_console_that_opened_on_outdated_crds_takes_the_engine_once_setu
             assert [str(n.message) for n in app._notifications].count(SCHEMA_RESTORED) == 1
             assert (await admin.list(NODE)).items  # the fleet's Nodes, once it runs the engine
         await admin.close()
+
+
+async def test_with_the_sim_runner_the_dashboards_age_is_the_api_servers_time(tmp_path: Path) -> None:
+    """The console plays the fleet at the scenario's speed, its clock running ahead of the cluster's: the dashboard's
+    Age counted from the API server's creationTimestamp to that clock, minutes for a certification seconds old (as
+    `list --sim-runner` read 16h34m). Age is the server's time since it stored it."""
+    from textual.widgets import DataTable
+
+    async with installed(tmp_path) as (_, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        await admin.create(CERTIFICATION, certification_body(intra_all_reduce("aged")))
+        app = NvcreApp(opener=opener(args_for(kubeconfig, sim_runner=True), read_only=False), live=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            await pilot.pause(2.0)  # minutes of the fleet's time at its speed
+            await app.refresh_snapshot()
+            await pilot.pause()
+            age = str(app.screen.query_one("#certs", DataTable).get_row("aged")[5])
+            assert re.fullmatch(r"\d+s", age) and int(age[:-1]) < 30, age
+        await admin.close()

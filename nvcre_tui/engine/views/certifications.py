@@ -52,8 +52,10 @@ def _running_variants(snapshot: Snapshot, cert: Obj) -> list[str]:
     return shown
 
 
-def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
-    """Dashboard rows: unfinished first, then failed, then the rest; newest first within each."""
+def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: datetime | None = None) -> list[CertRow]:
+    """Dashboard rows: unfinished first, then failed, then the rest; newest first within each. Ages count to
+    `stamped_now` (session.store_now: an API server's clock, which stamped creationTimestamp, not a --sim-runner
+    fleet's simulated one; default `now`)."""
     # Never a negative duration: a viewer's clock (the wall clock) may be behind the times an engine playing
     # simulated time wrote (startTime, creationTimestamp), so a time "since" may come out below zero: 0s then.
     rows = []
@@ -70,7 +72,7 @@ def certification_rows(snapshot: Snapshot, now: datetime) -> list[CertRow]:
         running = _running_variants(snapshot, cert)
         rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
                             summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
-                            runtime, _age(cert["metadata"].get("creationTimestamp"), now), ", ".join(running), ran, waited))
+                            runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited))
     order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
     created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
     newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)

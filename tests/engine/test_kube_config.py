@@ -182,6 +182,12 @@ def _write(path: Path, text: str) -> str:
     return str(path)
 
 
+def _sparse(path: Path, size: int) -> str:
+    with path.open("wb") as handle:
+        handle.truncate(size)  # sparse: no time, no disk
+    return str(path)
+
+
 TYPED = ("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n"
          "clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:1', {cluster}}}}}]\nusers: [{{name: u, user: {{{user}}}}}]\n")
 
@@ -213,6 +219,13 @@ BAD_CASES = [
     # the library's own words named neither the field nor the entry ([Errno 2] ..., File does not exists, Invalid base64)
     ("token-file-missing", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="tokenFile: /nonexist"))},
      r"^kubeconfig .*/c, context x: users\[u\]\.user\.tokenFile: /nonexist: no such file$"),
+    # the library reads the file whole: /dev/zero filled memory (gigabytes), a named pipe waited forever
+    ("token-file-device", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="tokenFile: /dev/null"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.tokenFile: /dev/null: not a regular file \(a device, a named pipe or a socket\); "
+     r"name the file that holds it$"),
+    ("token-file-huge", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false",
+                                                                             user=f"tokenFile: {_sparse(d / 'token', 3 * 2**20)}"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user\.tokenFile: .*/token: 3\.0 MiB, larger than the 1 MiB of any token, certificate or key$"),
     ("client-certificate-missing", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false",
                                                                                            user="client-certificate: /nonexist"))},
      r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-certificate: /nonexist: no such file$"),

@@ -8,10 +8,12 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES, MIB
 
 # section -> the fields of its entries' body that name a file, and those that hold a file's contents in base64
 FILE_FIELDS = {"clusters": ("certificate-authority",), "users": ("tokenFile", "client-certificate", "client-key")}
@@ -45,6 +47,12 @@ def _file_problem(path: Path) -> str | None:
             return "no such file"
         if path.is_dir():
             return "is a directory, not a file"
+        info = path.stat()
     except OSError as error:
         return f"cannot be read ({error.strerror or error})"
+    # The library reads the file whole: /dev/zero as a tokenFile filled memory (gigabytes), a named pipe waited forever
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a device, a named pipe or a socket); name the file that holds it"
+    if info.st_size > MAX_CREDENTIAL_FILE_BYTES:
+        return f"{info.st_size / MIB:.1f} MiB, larger than the {MAX_CREDENTIAL_FILE_BYTES // MIB} MiB of any token, certificate or key"
     return None if os.access(path, os.R_OK) else "cannot be read (permission denied)"

@@ -328,6 +328,16 @@ async def test_an_exec_plugin_that_hangs_or_is_missing_is_one_line(tmp_path: Pat
     assert capsys.readouterr().err == ""  # the library's own log line of the same error is not printed
 
 
+@pytest.mark.parametrize(("script", "stream"), [("head -c 3145728 /dev/zero | tr '\\0' ' '", "stdout"),
+                                               ("head -c 3145728 /dev/zero >&2; printf '{}'", "stderr")])
+async def test_an_exec_plugin_printing_past_a_mebibyte_is_one_line(tmp_path: Path, script: str, stream: str) -> None:
+    """The library read a plugin's stdout and stderr whole: one printing without end (`cat /dev/zero`) filled memory,
+    7 GB before its 60 s were up. Here 3 MiB, then it exits (the library said "failed to decode process output")."""
+    with pytest.raises(InputError) as caught:
+        await load_target(_exec_kubeconfig(tmp_path / "flood", "/bin/sh", ["-c", script]), environ=NO_ENV)
+    assert str(caught.value).endswith(f"context lab: exec: the plugin printed more than 1 MiB on its {stream}: no ExecCredential is")
+
+
 async def test_a_file_field_beside_its_data_twin_is_not_opened(tmp_path: Path) -> None:
     """The client (as client-go) uses `certificate-authority-data` when it is set and never opens
     `certificate-authority`: a kubeconfig holding both, the file long gone, loaded before the field checks and must

@@ -45,3 +45,75 @@ else:
             del os.environ["HOME"]
         else:
             os.environ["HOME"] = _saved
+
+
+# ----- exec credential plugins: their output read up to a bound --------------------------------------------------------
+
+import asyncio  # noqa: E402 - the plugin reader below only
+import json  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+from kubernetes_asyncio.config import kube_config as _kube_config  # noqa: E402
+from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvider  # noqa: E402
+
+MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate and key: a few KiB
+
+
+class _BoundedExecProvider(_ExecProvider):
+    """The library's ExecProvider, reading at most MAX_EXEC_OUTPUT_BYTES of the plugin's stdout and stderr (at once, so a
+    plugin filling stderr first cannot stall it). It read both whole: a plugin printing without end (`cat /dev/zero`)
+    filled memory, 7 GB before the 60 s a plugin without a terminal is given."""
+
+    async def run(self, previous_response: str | None = None) -> Any:
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
+                                "spec": {"interactive": sys.stdout.isatty()}}
+        if previous_response:
+            info["spec"]["response"] = previous_response
+        self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+        process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
+                                                       stderr=asyncio.subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        try:
+            stdout, stderr = await asyncio.gather(_bounded(process.stdout, process), _bounded(process.stderr, process))
+            if len(stdout) > MAX_EXEC_OUTPUT_BYTES or len(stderr) > MAX_EXEC_OUTPUT_BYTES:
+                raise ConfigException(f"exec: the plugin printed more than {MAX_EXEC_OUTPUT_BYTES // 2**20} MiB on its "
+                                      f"{'stdout' if len(stdout) > MAX_EXEC_OUTPUT_BYTES else 'stderr'}: no ExecCredential is")
+            exit_code = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        if exit_code != 0:
+            said = stderr.strip()
+            raise ConfigException(f"exec: process returned {exit_code}" + (f". {said.decode(errors='replace')}" if said else ""))
+        try:
+            data = json.loads(stdout)
+        except ValueError as error:
+            raise ConfigException(f"exec: failed to decode process output: {error}") from error
+        if not isinstance(data, dict):
+            raise ConfigException("exec: malformed response: not a JSON object")
+        for key in ("apiVersion", "kind", "status"):
+            if key not in data:
+                raise ConfigException(f"exec: malformed response. missing key '{key}'")
+        if data["apiVersion"] != self.api_version:
+            raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
+        return data["status"]
+
+
+async def _bounded(stream: asyncio.StreamReader, process: asyncio.subprocess.Process) -> bytes:
+    """Up to one byte past the bound; past it the plugin is killed, which ends its other stream too."""
+    chunks, size = [], 0
+    while size <= MAX_EXEC_OUTPUT_BYTES and (chunk := await stream.read(MAX_EXEC_OUTPUT_BYTES + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > MAX_EXEC_OUTPUT_BYTES:
+        if process.returncode is None:
+            process.kill()
+        while await stream.read(2**16):  # what the pipe still holds (its buffer at most): left unread, the transport stays
+            pass                         # open past the event loop, "Event loop is closed" on stderr at exit
+    return b"".join(chunks)
+
+
+# the loader makes its plugin runner from this module-level name
+_kube_config.ExecProvider = _BoundedExecProvider  # type: ignore[misc]

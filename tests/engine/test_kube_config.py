@@ -141,6 +141,10 @@ async def test_bad_tls_files_are_one_line_errors_at_load(tmp_path: Path, pki: Pa
                                {"client-certificate": str(pki / "cert.pem"), "client-key": str(tmp_path / "garbage.pem")})
     with pytest.raises(InputError, match="cannot load TLS files"):
         await load_target(str(wrong_key), environ=NO_ENV)
+    # data fields are written to temporary files by the library: the message named /tmp/tmpXXXX, not the field
+    garbage_data = tls_kubeconfig(tmp_path, {"certificate-authority-data": "bm90IGEgY2VydGlmaWNhdGU="}, {"token": "t"})
+    with pytest.raises(InputError, match=r"^kubeconfig .*, context tls: cannot load TLS files \(certificate-authority-data\): "):
+        await load_target(str(garbage_data), environ=NO_ENV)
 
 
 async def test_default_kubeconfig_in_home(tmp_path: Path) -> None:

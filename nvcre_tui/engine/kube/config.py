@@ -269,7 +269,13 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                          f"{EXEC_PLUGIN_SECONDS:g} s (and there is no terminal to log in on)") from None
     except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
-    _check_tls(configuration, f"kubeconfig {where}, context {chosen}")
+    cluster = _named(merged, "clusters", body["cluster"]) or {}
+    # the library wrote each *-data field to a temporary file: a message names the field, not that file
+    written = {path: field for path, field, entry in ((configuration.ssl_ca_cert, "certificate-authority-data", cluster),
+                                                      (configuration.cert_file, "client-certificate-data", user_entry or {}),
+                                                      (configuration.key_file, "client-key-data", user_entry or {}))
+               if path and entry.get(field)}
+    _check_tls(configuration, f"kubeconfig {where}, context {chosen}", written)
     user = loader._user  # the library keeps the resolved user here
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
@@ -314,7 +320,7 @@ def _interactive() -> bool:
         return False
 
 
-def _check_tls(configuration: Configuration, where: str) -> None:
+def _check_tls(configuration: Configuration, where: str, written: Mapping[str, str] | None = None) -> None:
     """Load the CA and client certificate now (no network), so a bad file is a one-line InputError here
     rather than a traceback at the first request."""
     for what, path in (("certificate-authority", configuration.ssl_ca_cert), ("client-certificate",
@@ -329,7 +335,7 @@ def _check_tls(configuration: Configuration, where: str) -> None:
         if configuration.cert_file:
             context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
     except (ssl.SSLError, OSError) as error:
-        files = ", ".join(p for p in (configuration.ssl_ca_cert, configuration.cert_file, configuration.key_file) if p)
+        files = ", ".join((written or {}).get(p, p) for p in (configuration.ssl_ca_cert, configuration.cert_file, configuration.key_file) if p)
         raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 

@@ -292,3 +292,12 @@ async def test_status_has_a_row_for_it_outside_the_exit_code(server, kubeconfig,
     row = controller_row(out)
     assert code == 0 and row.split()[1] == "unknown" and 'cannot get resource "deployments"' in row, out + err
     assert "whether nvcre is installed is not known" not in err and "may not read 1 of 14 checks" in err, err
+
+
+def test_no_image_is_said_to_be_required(capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "--image: must be an image reference such as ... got None"."""
+    from nvcre_tui.cli import main
+
+    assert main(["setup", "controller", "-o", "yaml"]) == 2
+    assert capsys.readouterr() == ("", "--image: required: an image with this package installed and ENTRYPOINT nvcre (the "
+                                       "repository's Dockerfile), such as registry.example.com/nvcre:0.1.0\n")

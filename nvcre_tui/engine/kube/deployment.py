@@ -25,6 +25,9 @@ WRITABLE = "/tmp"
 def check_image(image: str | None, flag: str = "--image") -> str:
     """The image reference, or InputError naming `flag`: the API server takes any non-empty text, and the kubelet then
     fails to pull it in a loop; empty, blank or spaced text is a typo caught here."""
+    if image is None:  # it said "... got None"
+        raise InputError(f"{flag}: required: an image with this package installed and ENTRYPOINT nvcre (the repository's "
+                         "Dockerfile), such as registry.example.com/nvcre:0.1.0")
     if not image or not image.isprintable() or any(c.isspace() for c in image) or len(image) > MAX_IMAGE_CHARS:
         raise InputError(f"{flag}: must be an image reference such as registry.example.com/nvcre:0.1.0 (printable, no "
                          f"spaces, at most {MAX_IMAGE_CHARS} characters), got {image!r}")

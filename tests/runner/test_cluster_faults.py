@@ -506,3 +506,33 @@ def test_a_trainjob_a_queue_admits_late_gives_its_jobset_controller_the_minute_f
     # from the look that finds it admitted (the runner's resync of a queued run: at most POLL_SECONDS later)
     after = (parse_time(job["status"]["completionTime"]) - moments["admitted"]).total_seconds()
     assert 60 <= after <= 60 + POLL_SECONDS + 30, f"failed {after}s after its admission"
+
+
+def test_a_trainjobs_jobset_made_late_by_a_busy_trainer_gets_its_jobset_controller_a_whole_minute(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A healthy but busy cluster: the Trainer makes the TrainJob's JobSet 50 s after the TrainJob, and JobSet's
+    controller takes it up 20 s after that. JobSet's minute counts from when the JobSet is seen made, not from the
+    TrainJob's creation (which left JobSet's controller 10 s and failed the run: no JobSet controller), and it passes."""
+    original = kubelet_module.TestKubelet._jobset_of
+    played = kubelet_module.TestKubelet.step
+    made: dict[str, Any] = {}
+
+    async def jobset_of(self: kubelet_module.TestKubelet, trainjob: dict[str, Any]) -> None:
+        meta, now = trainjob["metadata"], self.clock.now()
+        if (now - parse_time(meta["creationTimestamp"])).total_seconds() < 50:  # the Trainer behind: no JobSet yet
+            self.jobset_controller = False
+            return
+        since = made.setdefault(meta["uid"], now)
+        self.jobset_controller = (now - since).total_seconds() >= 20  # JobSet's controller behind
+        if self.jobset_controller:
+            self._jobsets.discard(meta["uid"])  # its first reconcile writes the JobSet's status now
+        await original(self, trainjob)
+
+    async def step(self: kubelet_module.TestKubelet) -> float:
+        return min(await played(self), 5.0)
+
+    monkeypatch.setattr(kubelet_module.TestKubelet, "_jobset_of", jobset_of)
+    monkeypatch.setattr(kubelet_module.TestKubelet, "step", step)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True))
+    assert made, "the Trainer made no JobSet"
+    assert report["result"] == "PASSED", _job(objects)["status"]["conditions"]

@@ -82,7 +82,8 @@ RACE_PATIENCE_SECONDS = 60.0
 # reason is JOB_NOT_SYNCED, which bounds the Job's wait (and its message) to that minute. Likewise a TrainJob: the
 # Trainer's controller makes its JobSet on its first reconcile; one with no JobSet and no status that long after has no
 # Trainer controller (TRAINJOB_NOT_RECONCILED until then); and its JobSet: JobSet's controller writes its status and
-# makes its Jobs on its first reconcile; one with neither that long after has no JobSet controller (JOBSET_NOT_RECONCILED).
+# makes its Jobs on its first reconcile; one with neither that long after the Trainer made it (not after the TrainJob:
+# a busy Trainer's seconds are not JobSet's) has no JobSet controller (JOBSET_NOT_RECONCILED).
 
 __all__ = ["KubernetesRunner", "NAMESPACE_PROBE_SECONDS"]
 
@@ -230,7 +231,7 @@ class KubernetesRunner:
         if verdict.phase == "Scheduling" and not pods:
             verdict = await self._held(run, owner, trainer) or verdict
             if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (Trainer's, JobSet's) minute ends
-                left = NO_JOB_CONTROLLER_SECONDS - (0.0 if state.get("reason") == RUN_QUEUED else self._waited(state))
+                left = NO_JOB_CONTROLLER_SECONDS - self._controller_waited(state, verdict.reason, verdict.since)
                 look = min(look, max(1.0, left))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
         if verdict.phase == "Scheduling" and len(live) < spec.num_nodes + (1 if launcher else 0):
@@ -300,9 +301,8 @@ class KubernetesRunner:
                            + (f": {failed['message']}" if failed.get("message") else ""))
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
-        # Queued until this look: admitted just now, and its pendingSince (reset as this verdict is written) is still the
-        # queue's: the controller's minute starts now, not at the workload's creation.
-        waited = 0.0 if run_status(run).get("reason") == RUN_QUEUED else self._waited(run_status(run))
+        state = run_status(run)
+        waited = self._controller_waited(state, JOB_NOT_SYNCED if not trainer else TRAINJOB_NOT_RECONCILED)
         if not trainer and not (workload.get("status") or {}).get("startTime"):
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
@@ -326,6 +326,8 @@ class KubernetesRunner:
                            "no pods yet: no Kubeflow Trainer controller has reconciled its TrainJob yet (no JobSet made)")
         # JobSet's controller, on its first reconcile of a JobSet, writes its replicatedJobsStatus and makes its Jobs
         if jobset is not None and not await jobset_reconciled(self.store, jobset):
+            begun = self._made_since(state, jobset)
+            waited = self._controller_waited(state, JOBSET_NOT_RECONCILED, begun)
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
                                f"JobSet {jobset['metadata']['name']} (of {what}) made no Jobs and no JobSet controller has "
@@ -333,8 +335,28 @@ class KubernetesRunner:
                                "does not run on this cluster (JobSet's CRD without its controller), so none of its pods "
                                "would ever be made; install JobSet's controller, which the Trainer needs")
             return Verdict("Scheduling", JOBSET_NOT_RECONCILED,
-                           "no pods yet: no JobSet controller has reconciled its TrainJob's JobSet yet (no status, no child Job)")
+                           "no pods yet: no JobSet controller has reconciled its TrainJob's JobSet yet (no status, no child Job)", since=begun)
         return None
+
+    def _controller_waited(self, state: WorkloadRunStatus, reason: str, since: str | None = None) -> float:
+        """Seconds the controller a run's `reason` (NOT_RECONCILED) waits on has had: at the look that starts its minute
+        afresh (_minute_starts: pendingSince, reset as that look's verdict is written, is still the queue's or the
+        Trainer's), those since `since` (when its JobSet was made), else none; after it, since pendingSince."""
+        if not _minute_starts(state.get("reason"), reason):
+            return self._waited(state)
+        return self._waited({"pendingSince": since}) if since else 0.0
+
+    def _made_since(self, state: WorkloadRunStatus, jobset: Obj) -> str | None:
+        """When the Trainer made `jobset` (its creationTimestamp), where JobSet's controller's minute starts there: after
+        the run's pendingSince (a busy Trainer's seconds are not JobSet's), and the run not just admitted by a queue (a
+        JobSet made while its TrainJob was suspended waits from the admission, now); else None."""
+        made, since = jobset["metadata"].get("creationTimestamp"), state.get("pendingSince")
+        if not made or state.get("reason") == RUN_QUEUED:
+            return None
+        try:
+            return str(made) if not since or parse_time(str(made)) > parse_time(str(since)) else None
+        except ValueError:
+            return None
 
     def _waited(self, state: WorkloadRunStatus) -> float:
         """Seconds since the run's workload was made (or admitted by its queue): its status.pendingSince; 0 without."""
@@ -620,6 +642,14 @@ def _progress(state: WorkloadRunStatus, verdict: Verdict, now: str) -> Obj:
         patch = {key: value for key, value in wanted.items() if state.get(key) != value}
         if patch and state.get("phase") != "Scheduling":
             patch.update(phase="Scheduling", pendingSince=now)
-        elif state.get("reason") == RUN_QUEUED and verdict.reason != RUN_QUEUED:
-            patch["pendingSince"] = now  # admitted: its pods' placement gets the whole stall grace from now
+        elif _minute_starts(state.get("reason"), verdict.reason):
+            patch["pendingSince"] = verdict.since or now  # admitted, or its JobSet made: what follows gets its whole bound from then
     return patch
+
+
+def _minute_starts(previous: str | None, reason: str) -> bool:
+    """Whether a look whose verdict says `reason`, of a run that said `previous`, starts the run's wait afresh: a queue
+    (Kueue) admitted it (its pods' placement gets the whole stall grace, its controller its whole minute, from the
+    admission), or its TrainJob's JobSet is first found made and unreconciled (JobSet's controller gets its whole
+    minute from there: a busy Trainer may have taken most of its own before it made the JobSet)."""
+    return (previous == RUN_QUEUED and reason != RUN_QUEUED) or (reason == JOBSET_NOT_RECONCILED and previous != JOBSET_NOT_RECONCILED)

@@ -60,6 +60,7 @@ class Verdict:
     start_time: str | None = None
     completion_time: str | None = None
     evidence: tuple[str, ...] = field(default=())  # termination messages, last words of failed containers
+    since: str | None = None  # when the wait it says began, where not at the look that first says it (a JobSet's making)
 
 
 def pod_node(pod: Obj) -> str | None:

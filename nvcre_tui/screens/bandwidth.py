@@ -112,7 +112,6 @@ class BandwidthScreen(NvcreScreen):
         self._selected: str | None = None
         self._expression: str | None = None  # the Workflow's busBandwidthGBps expression
         self._uid: str | None = None  # the uid of the Workflow shown, once seen (one made again later is another one)
-        self._gone = False  # the Workflow shown was deleted: the screen is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -184,13 +183,7 @@ class BandwidthScreen(NvcreScreen):
             self.query_one(BandwidthHistogram).set_values({}, [])
             for note in ("#bw-plot-note", "#bw-histogram-title", "#bw-outliers"):
                 self.query_one(note, Static).update("")
-        stack = self.app.screen_stack
-        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
-            self.app.pop_screen()
-
-    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
-        if self._gone:
-            self._went()
+        self.leave_once_on_top()
 
     @staticmethod
     def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None) -> Text:

@@ -74,6 +74,9 @@ class NvcreScreen(Screen[None]):
         return cast(Console, self.app)
 
     _covered_change = False  # a snapshot arrived while another screen covered this one
+    # What the screen shows (a certification, a Workflow) was deleted, by another client or its own `x`: emptied, it
+    # goes back to the screen it was opened from as soon as it is on top (leave_once_on_top).
+    _gone = False
     deleting = False  # this screen's own deletion is under way (ask_to_delete): its certification going is no surprise
 
     def unsaved(self) -> str | None:
@@ -101,9 +104,18 @@ class NvcreScreen(Screen[None]):
         return all(isinstance(screen, ModalScreen) for screen in stack[stack.index(self) + 1 :])
 
     def on_screen_resume(self) -> None:
-        """Back on top: catch up with what changed while covered."""
+        """Back on top: catch up with what changed while covered; leave if what it shows was deleted meanwhile."""
         if self._covered_change:
             self.refresh_now()
+        if self._gone:
+            self.leave_once_on_top()
+
+    def leave_once_on_top(self) -> None:
+        """Back to the screen this one was opened from, once this one is on top: under another screen it stays (emptied)
+        until it is back on top (on_screen_resume). Never the last console screen."""
+        stack = self.app.screen_stack
+        if self.is_current and len(stack) > 2 and stack[-1] is self:
+            self.app.pop_screen()
 
     def show(self, snapshot: Snapshot) -> None:
         """Render the screen from a snapshot (called on mount and on every change)."""

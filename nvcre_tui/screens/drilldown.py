@@ -115,7 +115,6 @@ class DrilldownScreen(NvcreScreen):
         self._on_suspect: tuple[str, ...] | None = None
         self._shown: CertificationView | None = None  # the read model last drawn (the same object while nothing changed)
         self._uid: str | None = None  # the uid of the certification shown (a namesake created later is another one)
-        self._gone = False  # the certification shown was deleted: the screen is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -136,7 +135,7 @@ class DrilldownScreen(NvcreScreen):
         cert = snapshot.certification(self.certification)
         tree = self.query_one(Tree)
         if self._gone:
-            self._leave()
+            self.leave_once_on_top()
             return
         uid = str(meta_of(cert or {}).get("uid") or "") or None
         if self._uid is not None and (cert is None or (uid is not None and uid != self._uid)):
@@ -186,18 +185,7 @@ class DrilldownScreen(NvcreScreen):
         if not self.deleting:  # our own `x`: the app has said what became of it
             self.notify(printable(f"certification {self.certification} was deleted by another client"), severity="warning",
                         title="deleted", markup=False)
-        self._leave()
-
-    def _leave(self) -> None:
-        """Back to the screen this one was opened from (the dashboard), once this one is on top; under another
-        screen it stays empty until it is back on top (`on_screen_resume`)."""
-        stack = self.app.screen_stack
-        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
-            self.app.pop_screen()
-
-    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
-        if self._gone:
-            self._leave()
+        self.leave_once_on_top()
 
     def _refuse_if_gone(self) -> bool:
         """A key pressed on a deleted certification's (empty) screen: say why nothing opens."""
@@ -665,7 +653,7 @@ class DrilldownScreen(NvcreScreen):
     def _deleted(self) -> None:
         """Nothing is left to show: back to the screen this one was opened from (the dashboard)."""
         self._gone = True
-        self._leave()
+        self.leave_once_on_top()
 
     def action_node(self) -> None:
         from nvcre_tui.screens.node import NodeScreen

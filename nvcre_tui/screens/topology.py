@@ -89,7 +89,6 @@ class TopologyScreen(NvcreScreen):
         self._mark_entries: list[str] = []  # the overlay's legend: #marks says them, then the cell mode
         self._seen = False  # the certification mapped was in a snapshot (one never seen is not said deleted)
         self._uid: str | None = None  # its uid (a namesake created later is another one)
-        self._gone = False  # the certification mapped was deleted: the map is emptied and leaves
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -167,18 +166,8 @@ class TopologyScreen(NvcreScreen):
             self.query_one(RackMap).set_nodes([])
             self._states, self._narrowing, self._clique_faults = {}, set(), {}
             self._say(f"{gone}: nothing is left to map. esc: back")
-        self._leave()
+        self.leave_once_on_top()
         return True
-
-    def _leave(self) -> None:
-        """Back to the screen this one was opened from, once this one is on top (under another it stays empty until then)."""
-        stack = self.app.screen_stack
-        if self.is_current and len(stack) > 2 and stack[-1] is self:  # never the last console screen
-            self.app.pop_screen()
-
-    def on_screen_resume(self) -> None:  # after NvcreScreen's own (Textual calls each class's handler)
-        if self._gone:
-            self._leave()
 
     def _show_marks(self, snapshot: Snapshot) -> None:
         """Stale marks from the session's archive, or NVSentinel's marks from the Nodes (and requests)."""

@@ -4,8 +4,9 @@ Kubernetes runner, with the test kubelet playing pods, GPUs and logs from the sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,21 @@ async def bare_server_report(kubeconfig: Path, case: str, *, jobset: bool = True
     report, objects, _ = await certify(kubeconfig, clock, case, load_scenario(CASES / case / "scenario.yaml"),
                                        trainer=True, jobset=jobset, kubelet=None, engine_kubeconfig=engine)
     return report, objects
+
+
+@contextlib.asynccontextmanager
+async def gpu_cluster(folder: Path, clock: ManualClock) -> AsyncIterator[tuple[Any, Any, Any]]:
+    """The emulator as `setup init` leaves it, with threshold-pass-two-metrics' GPU Nodes registered: its server, a store
+    as the admin and one as the engine's ServiceAccount (its RBAC judges each of the engine's requests); both closed after."""
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            yield server, admin, engine
+        finally:
+            await engine.close()
+            await admin.close()
 
 
 async def service_account_kubeconfig(kubeconfig: Path, namespace: str, name: str) -> Path:

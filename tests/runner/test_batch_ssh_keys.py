@@ -16,15 +16,11 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.keys import openssh_keys, public_key
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import SECRET, WORKLOADRUN
-from tests.kube.cluster import installed, store_on
-from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, service_account_kubeconfig
-from tests.scenarios.harness import CASES
+from tests.runner.harness import denied, gpu_cluster, job_and_its_run
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2, "gpusPerNode": 8, "target": {"nodeNames": NODES},
@@ -34,22 +30,15 @@ SPEC = {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2, "gpusPerNode
 async def _start(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The run's status, the Secrets made in default and the engine's requests `setup init`'s RBAC refuses."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+    async with gpu_cluster(folder, clock) as (server, admin, engine):
+        _, created = await job_and_its_run(admin, SPEC, NODES)
+        runner = KubernetesRunner(engine, clock, engine, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            _, created = await job_and_its_run(admin, SPEC, NODES)
-            runner = KubernetesRunner(engine, clock, engine, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-            finally:
-                await runner.close()
-            status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
-            return status, (await admin.list(SECRET, "default")).items, denied(server.requests)
+            await runner.reconcile_run(created)
         finally:
-            await engine.close()
-            await admin.close()
+            await runner.close()
+        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        return status, (await admin.list(SECRET, "default")).items, denied(server.requests)
 
 
 def _text(secret: dict[str, Any], key: str) -> str:

@@ -11,14 +11,10 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, WORKLOADRUN, ResourceKind
-from tests.kube.cluster import installed, store_on
-from tests.runner.harness import job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
-from tests.scenarios.harness import CASES
+from tests.runner.harness import gpu_cluster, job_and_its_run, served
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest", "numNodes": 2, "gpusPerNode": 4, "target": {"nodeNames": NODES},
@@ -39,27 +35,20 @@ def _dra_crd(version: str) -> dict[str, Any]:
 async def _start(folder: Path, dra: str | None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any] | None]:
     """The run's status, its ResourceClaimTemplates and its batch Job (None: not made) once the engine's runner started it."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+    async with gpu_cluster(folder, clock) as (server, admin, engine):
+        if dra is not None:
+            await admin.create(CRD, _dra_crd(dra))
+            await served(admin, {f"resource.k8s.io/{dra}": ["resourceclaimtemplates"]})
+        job, created = await job_and_its_run(admin, SPEC, NODES)
+        runner = KubernetesRunner(engine, clock, engine, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            if dra is not None:
-                await admin.create(CRD, _dra_crd(dra))
-                await served(admin, {f"resource.k8s.io/{dra}": ["resourceclaimtemplates"]})
-            job, created = await job_and_its_run(admin, SPEC, NODES)
-            runner = KubernetesRunner(engine, clock, engine, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-            finally:
-                await runner.close()
-            status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
-            templates = (await admin.list(V1BETA2, "default")).items if dra == "v1beta2" else []
-            jobs = (await admin.list(BATCH_JOB, "default")).items
-            return status, templates, jobs[0] if jobs else None
+            await runner.reconcile_run(created)
         finally:
-            await engine.close()
-            await admin.close()
+            await runner.close()
+        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        templates = (await admin.list(V1BETA2, "default")).items if dra == "v1beta2" else []
+        jobs = (await admin.list(BATCH_JOB, "default")).items
+        return status, templates, jobs[0] if jobs else None
 
 
 def test_the_roce_claim_template_is_written_in_the_version_the_server_serves(tmp_path: Path) -> None:

@@ -14,15 +14,11 @@ import pytest
 
 from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, WORKLOADRUN
-from tests.kube.cluster import installed, store_on
-from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import denied, gpu_cluster, job_and_its_run, served
 from tests.runner.test_claim_templates import V1BETA2, _dra_crd
-from tests.scenarios.harness import CASES
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 
@@ -38,27 +34,20 @@ async def _start(folder: Path, spec: dict[str, Any]) -> tuple[dict[str, Any], di
     the RBAC of `setup init` refuses, once
     the engine's runner started it on a server serving resource.k8s.io/v1beta2 (Kubernetes 1.33) and no ComputeDomain."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+    async with gpu_cluster(folder, clock) as (server, admin, engine):
+        await admin.create(CRD, _dra_crd("v1beta2"))
+        await served(admin, {"resource.k8s.io/v1beta2": ["resourceclaimtemplates"]})
+        _, created = await job_and_its_run(admin, spec, NODES)
+        runner = KubernetesRunner(engine, clock, engine, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            await admin.create(CRD, _dra_crd("v1beta2"))
-            await served(admin, {"resource.k8s.io/v1beta2": ["resourceclaimtemplates"]})
-            _, created = await job_and_its_run(admin, spec, NODES)
-            runner = KubernetesRunner(engine, clock, engine, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-            finally:
-                await runner.close()
-            status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
-            jobs = (await admin.list(BATCH_JOB, "default")).items
-            templates = [t["metadata"]["name"] for t in (await admin.list(V1BETA2, "default")).items]
-            assert not [r for r in server.requests if r.resource == "computedomains" and r.verb == "create"]
-            return status, jobs[0] if jobs else None, templates, denied(server.requests)
+            await runner.reconcile_run(created)
         finally:
-            await engine.close()
-            await admin.close()
+            await runner.close()
+        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        jobs = (await admin.list(BATCH_JOB, "default")).items
+        templates = [t["metadata"]["name"] for t in (await admin.list(V1BETA2, "default")).items]
+        assert not [r for r in server.requests if r.resource == "computedomains" and r.verb == "create"]
+        return status, jobs[0] if jobs else None, templates, denied(server.requests)
 
 
 @pytest.mark.parametrize(("claims", "kept"), [(["compute-domain"], []), (["compute-domain", "roce-channel"], ["roce-channel"])],

@@ -10,15 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, WORKLOADRUN, ResourceKind
-from tests.kube.cluster import installed, store_on
-from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
-from tests.scenarios.harness import CASES
+from tests.runner.harness import denied, gpu_cluster, job_and_its_run, served
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest", "numNodes": 2, "gpusPerNode": 4, "target": {"nodeNames": NODES},
@@ -37,35 +33,28 @@ async def _run_then_release(folder: Path) -> tuple[dict[str, list[str]], dict[st
     """What of the run's DRA objects (and a namesake ComputeDomain of another owner) there was once the runner started
     it, what is left after the engine released its deleted Job, and the engine's requests `setup init` does not grant."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+    async with gpu_cluster(folder, clock) as (server, admin, engine):
+        await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
+        await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
+        await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
+        job, created = await job_and_its_run(admin, SPEC, NODES)
+        # an earlier Job of the same name's ComputeDomain (another uid): not this Job's to delete
+        await admin.create(COMPUTE_DOMAIN, {"apiVersion": COMPUTE_DOMAIN.api_version, "kind": "ComputeDomain",
+                                            "metadata": {"name": "cert-job-compute-domain", "namespace": "default"}, "spec": {}})
+
+        async def there() -> dict[str, list[str]]:
+            kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE, "batch/Job": BATCH_JOB}
+            return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
+
+        runner = KubernetesRunner(engine, clock, engine, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
-            await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
-            await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
-            job, created = await job_and_its_run(admin, SPEC, NODES)
-            # an earlier Job of the same name's ComputeDomain (another uid): not this Job's to delete
-            await admin.create(COMPUTE_DOMAIN, {"apiVersion": COMPUTE_DOMAIN.api_version, "kind": "ComputeDomain",
-                                                "metadata": {"name": "cert-job-compute-domain", "namespace": "default"}, "spec": {}})
-
-            async def there() -> dict[str, list[str]]:
-                kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE, "batch/Job": BATCH_JOB}
-                return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
-
-            runner = KubernetesRunner(engine, clock, engine, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-                before = await there()
-                await admin.delete(JOB, "cert-job", "default")  # its certification deleted: nothing collects its children here
-                await runner.release(job)
-            finally:
-                await runner.close()
-            return before, await there(), denied(server.requests)
+            await runner.reconcile_run(created)
+            before = await there()
+            await admin.delete(JOB, "cert-job", "default")  # its certification deleted: nothing collects its children here
+            await runner.release(job)
         finally:
-            await engine.close()
-            await admin.close()
+            await runner.close()
+        return before, await there(), denied(server.requests)
 
 
 def test_a_released_job_leaves_no_compute_domain_nor_claim_template_of_its_run(tmp_path: Path) -> None:

@@ -71,47 +71,36 @@ async def _run_that_fails(folder: Path) -> tuple[dict[str, list[str]], dict[str,
     Job ends (again: idempotent): its DRA objects once started and at the end, the run's status, and the engine's
     requests `setup init` does not grant. A ComputeDomain of the same name another owner holds stays."""
     from nvcre_tui.engine.clock import ManualClock
-    from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
     from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
     from nvcre_tui.engine.session import SIM_START
-    from nvcre_tui.engine.sim.scenario import load_scenario
     from nvcre_tui.engine.store.protocol import CRD, WORKLOADRUN
-    from tests.kube.cluster import installed, store_on
-    from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
+    from tests.runner.harness import denied, gpu_cluster, job_and_its_run, served
     from tests.runner.test_release_dra import SPEC, TEMPLATE, _crd
-    from tests.scenarios.harness import CASES
 
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+    async with gpu_cluster(folder, clock) as (server, admin, engine):
+        await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
+        await admin.create(CRD, _compute_domain_crd())
+        await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
+        _, created = await job_and_its_run(admin, SPEC, ["gpu-node-01", "gpu-node-02"])
+        await admin.create(COMPUTE_DOMAIN, {"apiVersion": COMPUTE_DOMAIN.api_version, "kind": "ComputeDomain",
+                                            "metadata": {"name": "cert-job-compute-domain", "namespace": "default"}, "spec": {}})
+
+        async def there() -> dict[str, list[str]]:
+            kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE}
+            return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
+
+        runner = KubernetesRunner(engine, clock, engine, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
-            await admin.create(CRD, _compute_domain_crd())
-            await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
-            _, created = await job_and_its_run(admin, SPEC, ["gpu-node-01", "gpu-node-02"])
-            await admin.create(COMPUTE_DOMAIN, {"apiVersion": COMPUTE_DOMAIN.api_version, "kind": "ComputeDomain",
-                                                "metadata": {"name": "cert-job-compute-domain", "namespace": "default"}, "spec": {}})
-
-            async def there() -> dict[str, list[str]]:
-                kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE}
-                return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
-
-            runner = KubernetesRunner(engine, clock, engine, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-                before = await there()
-                clock.advance(61)  # no Job controller synced its batch Job: it fails now
-                await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
-                run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
-                await runner.stop(run)  # the Job ends: the engine stops its run, finished already
-            finally:
-                await runner.close()
-            return before, await there(), run["status"], denied(server.requests)
+            await runner.reconcile_run(created)
+            before = await there()
+            clock.advance(61)  # no Job controller synced its batch Job: it fails now
+            await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
+            run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
+            await runner.stop(run)  # the Job ends: the engine stops its run, finished already
         finally:
-            await engine.close()
-            await admin.close()
+            await runner.close()
+        return before, await there(), run["status"], denied(server.requests)
 
 
 def test_a_failed_runs_roce_claim_template_and_compute_domain_go_as_it_ends_once(tmp_path: Path) -> None:

@@ -41,17 +41,22 @@ def ssh_keys_name(placement: Placement) -> str:
     return kept_name(placement, "-mpi-ssh-auth", workload_name(placement.job))
 
 
+def rendezvous_host(placement: Placement, index: int | str) -> str:
+    """The stable DNS name of the Job's pod of completion index `index` (or a shell word that expands to one):
+    `<name>-<index>.<service>`, its hostname under the headless Service."""
+    return f"{workload_name(placement.job)}-{index}.{service_name(placement)}"
+
+
 def rendezvous_hosts(placement: Placement, count: int) -> list[str]:
-    """Stable DNS names of the Job's pods: `<name>-<index>.<service>`."""
-    name = workload_name(placement.job)
-    return [f"{name}-{index}.{service_name(placement)}" for index in range(count)]
+    """Stable DNS names of the Job's pods, by completion index."""
+    return [rendezvous_host(placement, index) for index in range(count)]
 
 
 def write_hostfile(path: str, placement: Placement, count: int, slots: int) -> str:
     """Shell that writes the Open MPI hostfile of the Job's `count` pods (rendezvous_hosts, `slots` ranks each) to `path`.
     Written in the pod, not listed in its script: Linux execs no argument over 128 KiB (MAX_ARG_STRLEN), and the whole
     script is one `sh -c` argument, which a list of a large group's hosts would pass (about 700 nodes)."""
-    host = f"{workload_name(placement.job)}-$i.{service_name(placement)}"  # rendezvous_hosts' names, index i
+    host = rendezvous_host(placement, "$i")
     return f': > {path}; i=0; while [ "$i" -lt {count} ]; do echo "{host} slots={slots}" >> {path}; i=$((i+1)); done'
 
 

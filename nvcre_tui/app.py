@@ -383,6 +383,9 @@ class NvcreApp(ThemedApp[None]):
         """Create a Certification in the session's namespace through the (possibly read-only) store; notify on refusal."""
         assert self.session is not None  # opened on mount, before any screen can submit
         body.setdefault("metadata", {})["namespace"] = self.session.namespace
+        if (refused := await self.rbac_refuses("create", "creating", self.session.namespace)) is not None:
+            self.notify(refused, severity="error", title="not submitted", markup=False)
+            return False
         try:
             if (otherwise := await self.session.runs_otherwise()) is not None:  # the engine holding the Lease would fail it
                 self.notify(printable(otherwise), severity="error", title="not submitted", markup=False)
@@ -397,6 +400,19 @@ class NvcreApp(ThemedApp[None]):
         self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)
         return True
 
+    async def rbac_refuses(self, verb: str, doing: str, namespace: str, name: str | None = None) -> str | None:
+        """Why RBAC refuses this user `verb` on certifications in `namespace`, asked of the API server first (a
+        SelfSubjectAccessReview), so that a user bound to a view role never sends a write the server refuses; None
+        when it allows it, would not say (found out when writing), or there is no RBAC (the simulator) or the console
+        is read-only (its store refuses every write itself)."""
+        from nvcre_tui.engine.kube.session import authorizer_of
+
+        authorizer = None if self.policy.read_only or self.session is None else authorizer_of(self.session)
+        if authorizer is None or await authorizer(verb, CERTIFICATION, namespace, name) is not False:
+            return None
+        return printable(f"this user may not {verb} certifications in namespace {namespace} (RBAC, asked of the server); "
+                         f"{certifications_take(doing, namespace)} (nothing {verb}d)", newlines=False)
+
     async def delete_certification(self, name: str, namespace: str, uid: str | None = None) -> bool:
         """Delete a Certification (the one of `uid`, when given) through the (possibly read-only) store, archived
         first when finished (engine/history/deletion.py): its Workflows, Jobs and runs go with it, and the engine stops what
@@ -404,6 +420,9 @@ class NvcreApp(ThemedApp[None]):
         assert self.session is not None  # opened on mount, before any screen can ask
         cache = self.session.cache
         cert = cache.get(CERTIFICATION, name, namespace)
+        if cert is not None and (refused := await self.rbac_refuses("delete", "deleting", namespace, name)) is not None:
+            self.notify(refused, severity="error", title="not deleted", markup=False)
+            return False
         deletion = None
         if cert is not None and (not uid or cert["metadata"].get("uid") == uid):
             try:

@@ -292,8 +292,10 @@ def test_a_view_user_who_may_not_delete_a_finished_certification_archives_nothin
         assert not [r for r in server.requests if r.user == "carol" and r.verb == "delete"]  # not even tried
 
 
-async def test_a_view_users_console_names_the_role_that_submits_and_deletes(tmp_path: Path) -> None:
-    """The console's submit and delete of a user bound to nvcre-view only notified the server's refusal alone."""
+async def test_a_view_users_console_names_the_role_that_submits_and_deletes_and_sends_neither(tmp_path: Path) -> None:
+    """The console's submit and delete of a user bound to nvcre-view only notified the server's refusal alone; then it
+    named the role, but still sent the create and the delete for the server to refuse. It asks the server first (a
+    SelfSubjectAccessReview) and sends no write this user lacks."""
     from tests.test_cli_list import _create
 
     async with installed(tmp_path) as (server, kubeconfig):
@@ -302,15 +304,19 @@ async def test_a_view_users_console_names_the_role_that_submits_and_deletes(tmp_
         app = NvcreApp(opener=opener(args_for(carol, history=str(tmp_path / "h.db")), read_only=False), live=True)
         async with app.run_test(size=(200, 50)) as pilot:
             await opened(app, pilot)
+            server.clear_requests()
             body = {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "carol-1"},
                     "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}}
             assert not await app.submit(body)
             assert not await app.delete_certification("soak", "default")
             await pilot.pause(0.1)  # notifications arrive as messages
-            said = [n.message for n in app._notifications if "is forbidden" in n.message]
+            said = [n.message for n in app._notifications if n.title in ("not submitted", "not deleted")]
             assert len(said) == 2, "\n".join(n.message for n in app._notifications)
-            assert 'cannot create resource "certifications"' in said[0] and said[0].endswith(f"; creating {TAKES_EDIT}"), said
-            assert 'cannot delete resource "certifications"' in said[1] and said[1].endswith(f"; deleting {TAKES_EDIT} (nothing deleted)"), said
+            asked = "certifications in namespace default (RBAC, asked of the server); "
+            assert said[0] == f"this user may not create {asked}creating {TAKES_EDIT} (nothing created)", said
+            assert said[1] == f"this user may not delete {asked}deleting {TAKES_EDIT} (nothing deleted)", said
+        sent = [(r.verb, r.resource, r.status) for r in server.requests if r.user == "carol" and r.verb not in ("get", "list", "watch")]
+        assert sent and all(resource == "selfsubjectaccessreviews" for _, resource, _ in sent), sent  # asked, never tried
         assert sorted(await _certs_async(kubeconfig)) == ["burn-in", "soak"]
 
 

@@ -124,7 +124,9 @@ class LogsScreen(NvcreScreen):
             # On a cluster a failed run's pods are deleted (to free the GPUs): nothing to read may mean either.
             return sentence if self._complete else "Reading the log…"
         if phase == "Running":
-            return f"{sentence}\n{WILL_APPEAR}" if self._answered else "Reading the log…"
+            # A simulated run this console does not play: its output never comes here (the sentence says where it does)
+            played_elsewhere = not self._fleet_here and cond.is_true(run, cond.SIMULATED)
+            return (sentence if played_elsewhere else f"{sentence}\n{WILL_APPEAR}") if self._answered else "Reading the log…"
         # Why, as the Job says it: "have not started" alone left the operator to find it two levels down. Wrapped to the
         # pane (its rows are cut at its edge, and the reason comes last).
         width = self.view.log_lines.size.width or WHY_WIDTH

@@ -287,6 +287,26 @@ async def test_a_job_with_no_output_yet_says_why_and_that_it_will_come() -> None
         assert not any("No output" in row for row in visible(lines))
 
 
+async def test_a_running_simulated_run_read_without_the_fleet_promises_no_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A console that does not play the fleet (a cluster's --sim-runner run, this console without it) said the run's
+    output comes only with --sim-runner, then "Its output will appear here as it comes.", which it never does there.
+    (This console plays the fleet: `plays_the_fleet` answers as one that does not would.)"""
+    import nvcre_tui.screens.logs as logs_screen
+
+    session = await SimSession.open(default_scenario(), None)
+    await session.store.create(CERTIFICATION, certification_body(INTRA_ALL_REDUCE))
+    assert session.engine is not None
+    await session.engine.run_until_settled(max_seconds=11)  # Running, nothing printed yet (first output near 50 s)
+    monkeypatch.setattr(logs_screen, "plays_the_fleet", lambda _session: False)
+    app = NvcreApp(session=session, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        lines = await show_logs(app, pilot)
+        assert "Running" in str(app.screen.query_one("#logs-header", Static).render()) and lines.line_count == 0
+        shown = " ".join(visible(lines))
+        assert "a simulated run, whose output only --sim-runner makes" in shown, shown
+        assert "will appear" not in shown, shown
+
+
 # ---- LogView alone: ring buffer, splitting, 100,000 lines ------------------------------------------
 
 

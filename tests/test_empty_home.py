@@ -155,3 +155,19 @@ def test_a_typed_tilde_without_any_home_says_so(monkeypatch: pytest.MonkeyPatch,
     err = capsys.readouterr().err
     assert err == (f"--state: ~/s.db: $HOME is unset and user {os.getuid()} has no home folder in the password database, so ~ "
                    "names no folder: give the path in full\n"), err
+
+
+def test_an_unwritable_default_store_is_not_blamed_on_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """$HOME a file: the default store cannot be made. It said "--state: ...", a flag the user had not given."""
+    home = tmp_path / "home-a-file"
+    home.write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_STATE_HOME", "NVCRE_STATE", "NVCRE_HISTORY", "KUBECONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["certification", "run", "--category", "diagnostics/dcgm-level4", "--wait"]) == 2
+    assert capsys.readouterr().err == (f"the simulator's store (default place; --state PATH names another): {home}/.local/state/nvcre/"
+                                       "sim.db: cannot write: Not a directory\n")
+    monkeypatch.setenv("NVCRE_STATE", str(home / "s.db"))
+    assert main(["certification", "run", "--category", "diagnostics/dcgm-level4", "--wait"]) == 2
+    assert capsys.readouterr().err == f"$NVCRE_STATE: {home}/s.db: cannot write: Not a directory\n"

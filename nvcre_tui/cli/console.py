@@ -35,7 +35,7 @@ QUICK_ANSWER_SECONDS = 3.0  # a server answers discovery within this, or the con
 def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     """Open the console; Textual is imported only here, so the rest of the CLI starts fast."""
     from nvcre_tui.app import NvcreApp
-    from nvcre_tui.cli.session import legacy_state_of, on_cluster, open_session, scenario_of, state_path_of
+    from nvcre_tui.cli.session import legacy_state_of, on_cluster, open_session, scenario_of, state_named_by, state_path_of
     from nvcre_tui.engine.planning.catalog_load import default_catalog
 
     scenario = scenario_of(args)
@@ -56,7 +56,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
         from nvcre_tui.engine.sim_state import check_state
 
         if not read_only:
-            check_writable(state, "--state")
+            check_writable(state, state_named_by(args))
         check_state(state, scenario, readonly=read_only, legacy=legacy_state_of(args))
 
     if not (_terminal(sys.stdin) and _terminal(sys.stdout)) and not os.environ.get("TEXTUAL_DRIVER"):  # textual serve: a browser

@@ -87,6 +87,16 @@ def state_path_of(args: argparse.Namespace) -> Path:
     return Path(path) if path else default_state_path()
 
 
+def state_named_by(args: argparse.Namespace) -> str:
+    """What named the store, for a message about it: --state, $NVCRE_STATE, or neither (the default place). "--state:"
+    before a default path (an unwritable $HOME) sent the user to a flag they had not given."""
+    import os
+
+    if getattr(args, "state", None):
+        return "--state"
+    return "$NVCRE_STATE" if os.environ.get("NVCRE_STATE") else "the simulator's store (default place; --state PATH names another)"
+
+
 def legacy_state_of(args: argparse.Namespace) -> Path | None:
     """The old default JSON state to import into the default store (None when a path was named)."""
     from nvcre_tui.engine.sim_state import legacy_default_path

@@ -15,7 +15,7 @@ from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.report import check_results_file, close_session
 from nvcre_tui.cli.run.create import _run_in
 from nvcre_tui.cli.run.flags import CATEGORY_OPTION_FLAGS, _NEEDS_WAIT, _category_options, _check_name, _gpu_product, _source
-from nvcre_tui.cli.session import Told, on_cluster, open_session, scenario_of, state_path_of, tell_notices
+from nvcre_tui.cli.session import Told, on_cluster, open_session, scenario_of, state_named_by, state_path_of, tell_notices
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
@@ -71,7 +71,7 @@ async def _run(args: argparse.Namespace) -> int:
     known = check_certification(cert, catalog, _source(args))
     if not on_cluster(args):
         state = state_path_of(args)
-        check_writable(state, "--state")  # run writes the simulator's store: find out now
+        check_writable(state, state_named_by(args))  # run writes the simulator's store: find out now
         if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
             fleet = build_nodes(scenario_of(args))
             if args.category:

@@ -536,3 +536,19 @@ def test_a_trainjobs_jobset_made_late_by_a_busy_trainer_gets_its_jobset_controll
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True))
     assert made, "the Trainer made no JobSet"
     assert report["result"] == "PASSED", _job(objects)["status"]["conditions"]
+
+
+def test_jobset_controllers_minute_begins_when_the_jobset_was_made_within_the_runs_wait_and_now() -> None:
+    """JobSet's controller's minute begins when the Trainer made the JobSet, but never before the run began to wait
+    (a fast Trainer's JobSet made as the run's status was written: no fresh minute past the run's own) nor after now (an
+    API server whose clock runs ahead would put the run's pendingSince in the future); a run just admitted by its
+    queue starts it now (None)."""
+    from nvcre_tui.engine.runners.kubernetes import jobset_wait_began
+
+    now = parse_time("2026-01-01T00:02:00Z")
+    jobset = {"metadata": {"creationTimestamp": "2026-01-01T00:00:50Z"}}
+    assert jobset_wait_began({"pendingSince": "2026-01-01T00:00:00Z"}, jobset, now) == "2026-01-01T00:00:50Z"
+    assert jobset_wait_began({"pendingSince": "2026-01-01T00:01:00Z"}, jobset, now) == "2026-01-01T00:01:00Z"
+    ahead = {"metadata": {"creationTimestamp": "2026-01-01T00:07:00Z"}}
+    assert jobset_wait_began({"pendingSince": "2026-01-01T00:00:00Z"}, ahead, now) == "2026-01-01T00:02:00Z"
+    assert jobset_wait_began({"pendingSince": "2026-01-01T00:00:00Z", "reason": "Queued"}, jobset, now) is None

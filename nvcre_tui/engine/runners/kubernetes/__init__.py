@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -326,7 +327,7 @@ class KubernetesRunner:
                            "no pods yet: no Kubeflow Trainer controller has reconciled its TrainJob yet (no JobSet made)")
         # JobSet's controller, on its first reconcile of a JobSet, writes its replicatedJobsStatus and makes its Jobs
         if jobset is not None and not await jobset_reconciled(self.store, jobset):
-            begun = self._made_since(state, jobset)
+            begun = jobset_wait_began(state, jobset, self.clock.now())
             waited = self._controller_waited(state, JOBSET_NOT_RECONCILED, begun)
             if waited >= NO_JOB_CONTROLLER_SECONDS:
                 return Verdict(FAILED, WORKLOAD_NOT_STARTED,
@@ -345,18 +346,6 @@ class KubernetesRunner:
         if not _minute_starts(state.get("reason"), reason):
             return self._waited(state)
         return self._waited({"pendingSince": since}) if since else 0.0
-
-    def _made_since(self, state: WorkloadRunStatus, jobset: Obj) -> str | None:
-        """When the Trainer made `jobset` (its creationTimestamp), where JobSet's controller's minute starts there: after
-        the run's pendingSince (a busy Trainer's seconds are not JobSet's), and the run not just admitted by a queue (a
-        JobSet made while its TrainJob was suspended waits from the admission, now); else None."""
-        made, since = jobset["metadata"].get("creationTimestamp"), state.get("pendingSince")
-        if not made or state.get("reason") == RUN_QUEUED:
-            return None
-        try:
-            return str(made) if not since or parse_time(str(made)) > parse_time(str(since)) else None
-        except ValueError:
-            return None
 
     def _waited(self, state: WorkloadRunStatus) -> float:
         """Seconds since the run's workload was made (or admitted by its queue): its status.pendingSince; 0 without."""
@@ -645,6 +634,20 @@ def _progress(state: WorkloadRunStatus, verdict: Verdict, now: str) -> Obj:
         elif _minute_starts(state.get("reason"), verdict.reason):
             patch["pendingSince"] = verdict.since or now  # admitted, or its JobSet made: what follows gets its whole bound from then
     return patch
+
+
+def jobset_wait_began(state: WorkloadRunStatus, jobset: Obj, now: datetime) -> str | None:
+    """When JobSet's controller's minute began for a run (its status `state`) whose TrainJob's JobSet is `jobset`: when
+    the Trainer made the JobSet (its creationTimestamp; a busy Trainer's seconds are not JobSet's), but not before the
+    run's pendingSince nor after now (the server's clock ahead of the engine's). None for a run just admitted by its
+    queue (a JobSet made while its TrainJob was suspended waits from the admission: now), or where neither time reads."""
+    if state.get("reason") == RUN_QUEUED:
+        return None
+    try:
+        times = [parse_time(str(each)) for each in (jobset["metadata"].get("creationTimestamp"), state.get("pendingSince")) if each]
+    except ValueError:
+        return None
+    return format_time(min(max(times), now)) if times else None
 
 
 def _minute_starts(previous: str | None, reason: str) -> bool:

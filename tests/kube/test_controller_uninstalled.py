@@ -12,6 +12,19 @@ from tests.kube.test_install_namespace import _controller
 from tests.kube.test_setup import admin, kubeconfig, no_user_cluster, nvcre, server  # noqa: F401 - fixtures
 
 
+async def _held_by_ctl_1(admin) -> bool:
+    """Whether the controller started as ctl-1 holds the engine Lease."""
+    try:
+        return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
+    except NotFound:
+        return False
+
+
+def _controller_said(capsys) -> list[str]:
+    """The controller's lines on stderr so far."""
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+
+
 async def test_the_controller_says_nvcre_was_uninstalled_and_exits_2_after_a_forced_reset(server, kubeconfig, admin, capsys) -> None:
     """It logged "lost the engine lease (not renewed for 2s: ... namespaces "nvcre-system" not found)" and exited 1, as
     for a Lease another engine took: a Deployment restarts into the queue for it, and the line reads as the API server's
@@ -19,17 +32,11 @@ async def test_the_controller_says_nvcre_was_uninstalled_and_exits_2_after_a_for
     assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
     controller = _controller(kubeconfig, "--identity", "ctl-1")
 
-    async def held() -> bool:
-        try:
-            return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
-        except NotFound:
-            return False
-
-    await until(held)
+    await until(lambda: _held_by_ctl_1(admin))
     code, _, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
     assert code == 0, err
     assert await asyncio.wait_for(controller, 20) == 2
-    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+    said = _controller_said(capsys)
     assert said[-1] == ("nvcre controller: nvcre was uninstalled under the engine (its namespace nvcre-system is gone; the "
                         "nvcre CRDs are gone: `nvcre setup reset`?): stopping the "
                         "engine; `nvcre setup init` installs it again")
@@ -49,17 +56,11 @@ async def test_the_controller_as_the_engines_service_account_says_nvcre_was_unin
     engine = str(server.write_kubeconfig(tmp_path / "engine", token=server.service_account_token(INSTALL_NAMESPACE, ENGINE_NAME)))
     controller = _controller(engine, "--identity", "ctl-1")
 
-    async def held() -> bool:
-        try:
-            return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
-        except NotFound:
-            return False
-
-    await until(held)
+    await until(lambda: _held_by_ctl_1(admin))
     code, _, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
     assert code == 0, err
     assert await asyncio.wait_for(controller, 20) == 2
-    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+    said = _controller_said(capsys)
     assert said[-1] == ("nvcre controller: nvcre was uninstalled under the engine (the nvcre CRDs are gone; its RBAC is gone "
                         "(refused its Lease and the nvcre CRDs): `nvcre setup reset`?): stopping the engine; `nvcre setup "
                         "init` installs it again"), said
@@ -82,22 +83,16 @@ async def test_the_service_account_controller_still_says_uninstalled_when_its_to
     controller = asyncio.create_task(asyncio.to_thread(main, ["controller", "--kubeconfig", engine, "--metrics-port", "0",
                                                               "--lease-duration", "6", "--identity", "ctl-1"]))
 
-    async def held() -> bool:
-        try:
-            return (await admin.get(LEASE, EngineLease.NAME, "nvcre-system"))["spec"].get("holderIdentity") == "ctl-1"
-        except NotFound:
-            return False
-
     async def lease_refused() -> bool:
         return bool(server.requests_where(api_group="coordination.k8s.io", resource="leases", status=403))
 
-    await until(held)
+    await until(lambda: _held_by_ctl_1(admin))
     code, _, err = await nvcre(capsys, "setup", "reset", "--yes", "--force", "--kubeconfig", kubeconfig)
     assert code == 0, err
     await until(lease_refused)
     del server.tokens[token]  # its ServiceAccount deleted: the token no longer authenticates (401)
     assert await asyncio.wait_for(controller, 20) == 2
-    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nvcre controller: ")]
+    said = _controller_said(capsys)
     assert said[-1] == ("nvcre controller: nvcre was uninstalled under the engine (its RBAC is gone (refused its Lease), then "
                         "its credentials (401 Unauthorized: its ServiceAccount deleted?): `nvcre setup reset`?): stopping the "
                         "engine; `nvcre setup init` installs it again"), said

@@ -221,6 +221,18 @@ async def gpu_cluster(folder: Path, clock: ManualClock) -> AsyncIterator[tuple[A
             await admin.close()
 
 
+async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:
+    """The status of `run` once a batch-fallback runner of the engine's (`engine`: its ServiceAccount's store) has looked
+    at it once, read back by `engine`'s store; the runner closed after."""
+    runner = KubernetesRunner(engine, clock, engine, trainer=False)
+    try:
+        await runner.reconcile_run(run)
+    finally:
+        await runner.close()
+    meta = run["metadata"]
+    return dict((await engine.get(WORKLOADRUN, meta["name"], meta.get("namespace") or "default")).get("status") or {})
+
+
 async def service_account_kubeconfig(kubeconfig: Path, namespace: str, name: str) -> Path:
     """A kubeconfig beside `kubeconfig` (same server and CA) authenticating as ServiceAccount namespace/name, with a
     token from the server's TokenRequest API (`kubectl create token`): the server's RBAC then judges each request."""

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.keys import openssh_keys, public_key
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.store.protocol import SECRET, WORKLOADRUN
-from tests.runner.harness import denied, gpu_cluster, job_and_its_run
+from nvcre_tui.engine.store.protocol import SECRET
+from tests.runner.harness import denied, gpu_cluster, job_and_its_run, started_once
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "nvcr.io/nvidia/pytorch:26.01-py3", "numNodes": 2, "gpusPerNode": 8, "target": {"nodeNames": NODES},
@@ -32,12 +31,7 @@ async def _start(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], li
     clock = ManualClock(SIM_START)
     async with gpu_cluster(folder, clock) as (server, admin, engine):
         _, created = await job_and_its_run(admin, SPEC, NODES)
-        runner = KubernetesRunner(engine, clock, engine, trainer=False)
-        try:
-            await runner.reconcile_run(created)
-        finally:
-            await runner.close()
-        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        status = await started_once(engine, clock, created)
         return status, (await admin.list(SECRET, "default")).items, denied(server.requests)
 
 

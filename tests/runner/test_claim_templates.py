@@ -11,10 +11,9 @@ from typing import Any
 
 from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, WORKLOADRUN, ResourceKind
-from tests.runner.harness import gpu_cluster, job_and_its_run, served
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, JOB, ResourceKind
+from tests.runner.harness import gpu_cluster, job_and_its_run, served, started_once
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 SPEC = {"image": "public.ecr.aws/hpc-cloud/nccl-tests:latest", "numNodes": 2, "gpusPerNode": 4, "target": {"nodeNames": NODES},
@@ -40,12 +39,7 @@ async def _start(folder: Path, dra: str | None) -> tuple[dict[str, Any], list[di
             await admin.create(CRD, _dra_crd(dra))
             await served(admin, {f"resource.k8s.io/{dra}": ["resourceclaimtemplates"]})
         job, created = await job_and_its_run(admin, SPEC, NODES)
-        runner = KubernetesRunner(engine, clock, engine, trainer=False)
-        try:
-            await runner.reconcile_run(created)
-        finally:
-            await runner.close()
-        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        status = await started_once(engine, clock, created)
         templates = (await admin.list(V1BETA2, "default")).items if dra == "v1beta2" else []
         jobs = (await admin.list(BATCH_JOB, "default")).items
         return status, templates, jobs[0] if jobs else None

@@ -14,10 +14,9 @@ import pytest
 
 from nvcre_tui.engine.api.vocabulary import WORKLOAD_NOT_CREATED
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, WORKLOADRUN
-from tests.runner.harness import denied, gpu_cluster, job_and_its_run, served
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD
+from tests.runner.harness import denied, gpu_cluster, job_and_its_run, served, started_once
 from tests.runner.test_claim_templates import V1BETA2, _dra_crd
 
 NODES = ["gpu-node-01", "gpu-node-02"]
@@ -38,12 +37,7 @@ async def _start(folder: Path, spec: dict[str, Any]) -> tuple[dict[str, Any], di
         await admin.create(CRD, _dra_crd("v1beta2"))
         await served(admin, {"resource.k8s.io/v1beta2": ["resourceclaimtemplates"]})
         _, created = await job_and_its_run(admin, spec, NODES)
-        runner = KubernetesRunner(engine, clock, engine, trainer=False)
-        try:
-            await runner.reconcile_run(created)
-        finally:
-            await runner.close()
-        status = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+        status = await started_once(engine, clock, created)
         jobs = (await admin.list(BATCH_JOB, "default")).items
         templates = [t["metadata"]["name"] for t in (await admin.list(V1BETA2, "default")).items]
         assert not [r for r in server.requests if r.resource == "computedomains" and r.verb == "create"]

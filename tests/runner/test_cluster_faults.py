@@ -317,6 +317,21 @@ def _suspend(obj: dict) -> None:
     obj["spec"]["suspend"] = True  # what Kueue's webhook does to a TrainJob with a queue-name label
 
 
+async def _kueue_admits(kubelet: kubelet_module.TestKubelet, moments: dict[str, Any], after: float = 600.0) -> bool:
+    """What Kueue does once its queue has room, `after` seconds from the kubelet's first step (moments["start"]): sets
+    spec.suspend false on the suspended TrainJobs; whether it admitted one at this step."""
+    now = kubelet.clock.now()
+    moments.setdefault("start", now)
+    admitted = False
+    if (now - moments["start"]).total_seconds() >= after:
+        for job in (await kubelet.store.list(TRAINJOB)).items:
+            if job["spec"].get("suspend"):
+                job["spec"]["suspend"] = False
+                await kubelet.store.update(TRAINJOB, job)
+                admitted = True
+    return admitted
+
+
 def test_a_trainjob_a_queue_suspends_waits_as_queued_under_timeout_per_job_not_the_placement_grace(tmp_path: Path) -> None:
     """Kueue holds a TrainJob suspended until its queue has room (no pods meanwhile): that is no stalled placement
     (300 s), but a wait timeoutPerJob bounds; the Job says it is queued, and no node is blamed when it gives up."""
@@ -346,14 +361,8 @@ def test_a_trainjob_admitted_after_the_placement_grace_runs_and_passes(tmp_path:
     moments: dict[str, Any] = {}
 
     async def step(self: kubelet_module.TestKubelet) -> float:
-        now = self.clock.now()
-        moments.setdefault("start", now)
-        if (now - moments["start"]).total_seconds() >= 600:  # Kueue admits: spec.suspend false
-            for job in (await self.store.list(TRAINJOB)).items:
-                if job["spec"].get("suspend"):
-                    job["spec"]["suspend"] = False
-                    await self.store.update(TRAINJOB, job)
-                    moments["bound"] = now + timedelta(seconds=20)
+        if await _kueue_admits(self, moments):
+            moments["bound"] = self.clock.now() + timedelta(seconds=20)
         return min(await played[0](self), 30.0)
 
     async def advance(self: kubelet_module.TestKubelet, run: Any, pod: Any, node: str, role: str, elapsed: float, nodes: int) -> float | None:
@@ -486,14 +495,8 @@ def test_a_trainjob_a_queue_admits_late_gives_its_jobset_controller_the_minute_f
     moments: dict[str, Any] = {}
 
     async def step(self: kubelet_module.TestKubelet) -> float:
-        now = self.clock.now()
-        moments.setdefault("start", now)
-        if (now - moments["start"]).total_seconds() >= 600:  # Kueue admits: spec.suspend false
-            for job in (await self.store.list(TRAINJOB)).items:
-                if job["spec"].get("suspend"):
-                    job["spec"]["suspend"] = False
-                    await self.store.update(TRAINJOB, job)
-                    moments["admitted"] = now
+        if await _kueue_admits(self, moments):
+            moments["admitted"] = self.clock.now()
         return min(await played(self), 30.0)
 
     monkeypatch.setattr(kubelet_module.TestKubelet, "step", step)

@@ -271,8 +271,15 @@ class WallScreen(NvcreScreen):
 
     def on_mount(self) -> None:
         super().on_mount()
+        # The wall has no header: its title line carries the badges (the store's silence, who holds the engine). They
+        # change with no object changing, and the title followed them only at the next redraw: on a quiet cluster up to
+        # IDLE_TICK_SECONDS late, a lost API server (or a dead engine, or the server back) said seconds after the header.
+        self.watch(self.app, "sub_title", self._badges_changed, init=False)
         if self.nvcre.live:
             self.set_interval(ROTATE_SECONDS, self.action_rotate, name="rotate")
+
+    def _badges_changed(self, _badges: str) -> None:
+        self._snapshot_changed(self.nvcre.snapshot)
 
     def show(self, snapshot: Snapshot) -> None:
         subjects = wall_subjects(snapshot.views)

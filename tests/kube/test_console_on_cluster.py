@@ -404,6 +404,37 @@ async def test_a_read_only_console_says_who_holds_the_lease_now_not_who_held_it_
         await admin.close()
 
 
+async def test_the_walls_title_says_at_once_who_holds_the_lease_and_when_the_server_stops_answering_and_is_back(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The wall has no header: its title line carries the badges, and followed them only when it next redrew, on a quiet
+    cluster IDLE_TICK_SECONDS (5 s) later (1 s while one runs): an engine that died, an API server gone and back, said late."""
+    from textual.widgets import Static
+
+    monkeypatch.setattr("nvcre_tui.app.CLUSTER_TAKE_OVER_SECONDS", 0.2)
+    for tick in ("TICK_SECONDS", "IDLE_TICK_SECONDS"):  # no redraw but for a change (a finished certification's is 5 s)
+        monkeypatch.setattr(f"nvcre_tui.app.{tick}", 3600.0)
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        other = EngineLease(admin, SystemClock(), "nvcre-system", "controller-7f9c")
+        assert await other.try_acquire()
+        await admin.create(CERTIFICATION, certification_body(intra_all_reduce("quiet")))
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), live=True, wall=True)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await opened(app, pilot)
+
+            def title() -> str:
+                return str(app.screen.query_one("#title", Static).render())
+
+            await until(pilot, lambda: "engine held by controller-7f9c" in title(), 5.0)
+            await other.release()
+            await until(pilot, lambda: "no engine holds the lease" in title(), 5.0)
+            restart = asyncio.create_task(server.restart(down_for=2.0))
+            await until(pilot, lambda: "⚠ no answer from the store since" in title(), 10.0)
+            await restart
+            await until(pilot, lambda: "⚠" not in title() and "quiet" in title(), 15.0)
+        await admin.close()
+
+
 # ----- an API server with nothing else running: Jobs wait for pods nobody makes; quitting; a server that never answers -----
 
 SMALL_FLEET = {"name": "four", "seed": 1, "nodes": [{"count": 4, "nameDigits": 2, "cliques": 1}]}

@@ -18,7 +18,7 @@ from textual.theme import Theme
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.inputs import load_yaml_document
-from nvcre_tui.paths import data_dir
+from nvcre_tui.paths import data_dir, shown_file
 from nvcre_tui.widgets.node_state import NodeState
 
 DEFAULT_THEME = "nvcre-dark"
@@ -69,8 +69,9 @@ class ThemeFile(BaseModel):
 
 
 def load_theme_file(path: Path) -> Theme:
-    """Read and validate one theme file; InputError names the file and the field."""
-    where = f"themes/{path.name}"
+    """Read and validate one theme file; InputError names the file and the field (themes/NAME in the shipped folder,
+    else its own path: a site's folder in $NVCRE_THEMES_DIR was named as themes/ too, a file the user could not find)."""
+    where = shown_file("themes", path.parent, path.name)
     document: Any = load_yaml_document(str(path), where)
     if not isinstance(document, dict):
         raise InputError(f"{where}: must be a mapping of theme fields")
@@ -91,7 +92,8 @@ def load_themes(folder: Path | None = None) -> dict[str, Theme]:
     for path in paths:
         theme = load_theme_file(path)
         if theme.name in themes:
-            raise InputError(f"themes/{path.name}: name: {theme.name!r} is already used by themes/{sources[theme.name].name}")
+            raise InputError(f"{shown_file('themes', folder, path.name)}: name: {theme.name!r} is already used by "
+                             f"{shown_file('themes', folder, sources[theme.name].name)}")
         themes[theme.name], sources[theme.name] = theme, path
     if DEFAULT_THEME not in themes:
         raise InputError(f"{folder}: the default theme {DEFAULT_THEME!r} is missing")

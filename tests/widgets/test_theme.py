@@ -74,7 +74,20 @@ def _light(**changes: object) -> dict[str, object]:
 def test_a_broken_theme_file_names_file_and_field(broken: dict[str, object] | str, message: str, tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         load_themes(_with(broken, tmp_path))
+    # a folder of one's own is named by its path (it was named themes/, as the shipped one)
+    message = message.replace("themes/", f"{tmp_path}/")
     assert any(line.startswith(message) for line in caught.value.messages), caught.value.messages
+
+
+def test_a_broken_shipped_theme_is_named_under_themes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui import theme
+
+    def broken(path: str, name: str | None = None) -> object:
+        raise InputError(f"{name}: broken")
+
+    monkeypatch.setattr(theme, "load_yaml_document", broken)
+    with pytest.raises(InputError, match=r"^themes/nvcre-dark\.yaml: broken$"):
+        load_themes()
 
 
 def test_missing_default_theme_or_empty_folder_is_an_input_error(tmp_path: Path) -> None:

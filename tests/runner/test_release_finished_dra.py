@@ -123,3 +123,19 @@ def test_a_run_whose_trainjob_a_webhook_denies_leaves_no_compute_domain_made_bef
     made, released = _made_and_released(objects)
     assert made and len(released) == 2, objects["deleted"]
     assert objects[DOMAINS] == [] and objects["denied"] == []
+
+
+def test_a_run_whose_trainjob_a_webhook_denies_leaves_no_training_runtime_made_before_it(tmp_path: Path) -> None:
+    """The run's TrainingRuntime (its pod templates pin the group's nodes) is made before its TrainJob; a webhook denies
+    the TrainJob and the run fails WorkloadNotCreated. Its TrainingRuntime stayed until the certification was deleted,
+    beside the ComputeDomain the engine already deleted: now neither stays (the engine may delete both)."""
+    from tests.kubeapi.faults import Fault
+
+    denied = Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden",
+                   message='admission webhook "validate.example.com" denied the request: TrainJobs need the label team')
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, crds=[_compute_domain_crd()], server_faults=(denied,)))
+    assert report["result"] == "FAILED" and report["failedNodes"] == [], report
+    assert "trainer.kubeflow.org/trainingruntimes" in objects["created"], objects["created"]
+    runtimes = [d for d in objects["deleted"] if d.startswith("trainer.kubeflow.org/trainingruntimes/")]
+    assert len(runtimes) == 2, objects["deleted"]  # one per group
+    assert objects["denied"] == []

@@ -388,7 +388,9 @@ class KubernetesRunner:
             self._refused_since.pop(uid, None)
             reason = NAMESPACE_TERMINATING if isinstance(error, NamespaceTerminating) else WORKLOAD_NOT_CREATED
             if await self._patch(run, self._failed(reason, str(error))) is not None:
-                await self._release_claims(run, owner)  # made before the refused object: nothing half-created stays
+                # What was made before the refused object (its TrainingRuntime, Service, ComputeDomain) goes with the run,
+                # not with the certification; its ConfigMaps and ssh-key Secret stay for a garbage collector (release)
+                await self.release(owner)
             return None
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
@@ -459,7 +461,8 @@ class KubernetesRunner:
 
     async def release(self, owner: Obj) -> None:
         """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
-        with no garbage collector (workloads.workload_object_names): the TrainJob or batch Job, TrainingRuntime and
+        with no garbage collector, and those a run refused part-way made (workloads.workload_object_names): the
+        TrainJob or batch Job, TrainingRuntime and
         Service, then its ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names), of the kinds the
         server serves. Each only when it names `owner` among its owners. Its ConfigMaps and ssh-key Secret stay for a
         garbage collector (or `certification delete`): the engine may not delete those kinds (other namespaces keep

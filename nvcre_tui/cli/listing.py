@@ -12,6 +12,7 @@ from typing import Any
 
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
 from nvcre_tui.cli.kubeflags import check_namespace
+from nvcre_tui.cli.no_engine import stalled_note
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import WAITING, damaged_rows, waiting_of
@@ -87,9 +88,14 @@ async def _list(args: argparse.Namespace) -> int:
         if args.output != "json" and not rows and not damaged:  # as kubectl: said on stderr, stdout stays empty for scripts
             where = "any namespace" if namespace is None else f"namespace {namespace}"
             say(f"No certifications in {where} of {where_of(session)}.")
-        for cert in certs:  # RUNNING for good, where the finalizer is a garbage collector's and none runs
+        advanced = []  # those an engine would advance: not one being deleted, whatever holds the Lease
+        for cert, listed in zip(certs, rows, strict=True):  # RUNNING for good, where the finalizer is a garbage collector's and none runs
             if (held := deletion_held(str(_mapping(cert.get("metadata")).get("name")), cert)) is not None:
                 say(f"nvcre: {held}")
+            else:  # -A: named with their namespace, as the table does
+                advanced.append({**listed, "name": f"{listed['namespace']}/{listed['name']}" if namespace is None else listed["name"]})
+        if (stalled := await stalled_note(session, advanced)) is not None:  # RUNNING read as progress where nothing advances it
+            say(stalled)
         for line in damaged:  # named, never dropped silently; exit 2
             say(line)
         return EXIT_BAD_INPUT if damaged else EXIT_OK

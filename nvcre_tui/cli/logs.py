@@ -243,7 +243,7 @@ class _StallNote:
         if self.said or time.monotonic() < self.next_check:
             return
         self.next_check = time.monotonic() + LEASE_CHECK_SECONDS
-        self.lease = self.lease or reader_lease(self.session, simulator=True)
+        self.lease = self.lease or reader_lease(self.session)
         note = await no_engine_note(self.session, self.subject, lease=self.lease)
         if note is not None:
             say(f"{note}; following its log meanwhile (ctrl-c stops)")

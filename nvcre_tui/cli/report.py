@@ -20,7 +20,7 @@ from nvcre_tui.cli import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from nvcre_tui.cli.filepaths import file_path
 from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
-from nvcre_tui.cli.no_engine import no_engine_note
+from nvcre_tui.cli.no_engine import stalled_note
 from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, in_other_namespaces, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
 from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
@@ -31,7 +31,7 @@ from nvcre_tui.engine.history.db import default_history_path
 from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
-from nvcre_tui.engine.report.model import build_report, result_said
+from nvcre_tui.engine.report.model import build_report
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store.errors import NotFound, StoreError, describe
 from nvcre_tui.paths import NoHomeFolder, typed_path
@@ -247,7 +247,7 @@ async def _report_in(session: Session, args: argparse.Namespace) -> int:
         raise InputError(problems)
     held = await _deletions_held(session, [report["name"] for report in reports], namespace)
     # a certification being deleted is not advanced by any engine: the lease's holder is beside the point for it
-    stalled = await _no_engine_note(session, [report for report in reports if report["name"] not in held])
+    stalled = await stalled_note(session, [report for report in reports if report["name"] not in held])
     for note in [*held.values(), *([stalled] if stalled else [])]:
         Console(stderr=True, highlight=False, soft_wrap=True).print(escape(note), soft_wrap=True)
     return report_exit(report["result"] for report in reports)
@@ -279,21 +279,6 @@ async def _deletions_held(session: Session, names: list[str], namespace: str) ->
         if (note := deletion_held(name, cert)) is not None:
             notes[name] = printable(f"nvcre: {note}", newlines=False)
     return notes
-
-
-async def _no_engine_note(session: Session, reports: list[dict[str, Any]]) -> str | None:
-    """On a cluster, a RUNNING certification that no engine runs stands still: one line saying so, so that RUNNING is
-    not read as progress. Each is named as its report's Result says it (result_said: `WAITING to start` for one none of
-    whose categories has started), not by the Certification's own result."""
-    by_said: dict[str, list[str]] = {}
-    for report in reports:
-        if report.get("result") == RESULT_RUNNING:
-            by_said.setdefault(result_said(report), []).append(str(report["name"]))
-    if not by_said:
-        return None
-    subject = ", ".join(f"{', '.join(names)} {'are' if len(names) > 1 else 'is'} {said}" for said, names in by_said.items())
-    several = sum(len(names) for names in by_said.values()) > 1
-    return await no_engine_note(session, subject, "them" if several else "it")
 
 
 def report_exit(results: Iterable[str]) -> int:

@@ -28,6 +28,8 @@ from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
 
 EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
+# The `runs` of an nccl-tests output without run markers: how many runs it holds is not said, never 0 of 0
+NO_RUN_MARKERS = "not marked: no '# Collective test starting' line (older nccl-tests builds print none)"
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -224,7 +226,7 @@ def _print_table(result: ParseResult) -> None:
 def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
     hosts = sorted({device.host for device in result.ranks.values()})
     summary += [("programs", ", ".join(result.programs) or "-"), ("rows", str(result.row_count)),
-                ("runs", f"{result.runs_concluded}/{result.runs_started} concluded"),
+                ("runs", _runs(result)),
                 ("avg bus bandwidth (footer)", _fmt(result.avg_bus_bandwidth)),
                 ("ranks", f"{len(result.ranks)} on {', '.join(hosts) or '-'}")]
     summary += [("note", note) for note in result.notes()]  # rows left out of the averages, named
@@ -233,6 +235,15 @@ def _nccl(result: NcclResult, summary: list[tuple[str, str]]) -> None:
              f"{size.wrong:g}" if size.max_error is None else f"max error {size.max_error:g}") for size in result.sizes]
     print_table(("size (B)", "samples", "time (us)", "algbw", "busbw", "in-place busbw", "min busbw", "max busbw",
                  "wrong"), rows, title=f"Per-size averages (out-of-place unless noted, {BANDWIDTH_UNIT})")
+
+
+def _runs(result: NcclResult) -> str:
+    """How many runs the output marks as started and concluded. An output with no run markers (nccl-tests builds
+    before the `# Collective test starting/concluded` lines, the simulated fleet's among them) read `0/0 concluded`,
+    as if nothing ran: it says there are none; its tables' summaries and the verdict say whether they ended."""
+    if not result.runs_started:
+        return NO_RUN_MARKERS
+    return f"{result.runs_concluded}/{result.runs_started} concluded"
 
 
 def _dcgm(result: DcgmResult, summary: list[tuple[str, str]]) -> None:

@@ -173,3 +173,15 @@ def test_measurements_read_as_the_engine_stores_them(capsys: pytest.CaptureFixtu
     assert largest[4] == "1.11", largest  # the per-size busbw the metric is the max of, read alike
     code, out, _ = run(capsys, "nccl", str(path), "-o", "json")
     assert code == 0 and json.loads(out)["measurements"] == stored
+
+
+@pytest.mark.parametrize("name", ["nccl_error_column_healthy.txt", "nccl_legacy_error_noroot.txt"])
+def test_an_output_without_run_markers_says_so_rather_than_0_of_0(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """nccl-tests builds that print no `# Collective test starting/concluded` lines (as the simulated fleet's logs):
+    the table read `runs 0/0 concluded`, as if no run had started, over the rows of a whole run."""
+    code, out, _ = run(capsys, "nccl", str(FIXTURES / name))
+    runs = [line.split(None, 1)[1].strip() for line in out.splitlines() if line.startswith("runs ")]
+    assert code == 0 and runs and "0/0" not in runs[0], out
+    from nvcre_tui.cli.parse import NO_RUN_MARKERS
+
+    assert runs == [NO_RUN_MARKERS]

@@ -22,6 +22,16 @@ def test_the_readme_deployment_uses_only_fields_of_the_api() -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
 
 
+def test_the_readme_deployment_is_what_setup_controller_applies() -> None:
+    """It showed `nvcre-controller`, 2 replicas and 250m CPU while `setup controller` applies `nvcre-engine`, one replica,
+    100m; and `setup reset` deletes only the Deployment of that name: one applied from the README outlived it."""
+    from nvcre_tui.engine.kube.deployment import controller_deployment
+
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), re.DOTALL)
+    [deployment] = [yaml.safe_load(block) for block in blocks if "kind: Deployment" in block]
+    assert deployment == controller_deployment("registry.example.com/nvcre:0.1.0")
+
+
 def test_the_checker_finds_a_misspelt_field() -> None:
     bad = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"selector": {}, "template": {"spec": {"containers": [
         {"name": "c", "livenessprobe": {}, "ports": [{"containerPort": "9090"}]}]}}}}

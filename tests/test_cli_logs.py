@@ -386,7 +386,7 @@ def test_a_simulated_runs_log_read_without_the_fleet_says_which_flag_makes_it(tm
     scenario = tmp_path / "fleet.yaml"
     scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}]}))
     history = ["--history", str(tmp_path / "h.db")]
-    with installed_in_thread(tmp_path) as (_, kubeconfig):
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
         assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
                      "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history]) == 0
         capsys.readouterr()
@@ -399,3 +399,29 @@ def test_a_simulated_runs_log_read_without_the_fleet_says_which_flag_makes_it(tm
         assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history,
                      "--sim-runner", "--scenario", str(scenario)]) == 0
         assert "# Avg bus bandwidth" in capsys.readouterr().out
+        # The console's log pane of a user who may read certifications and not pods (nvcre-view alone) says the same, and
+        # asks for no pod: it listed the pods, was refused, and named the role to bind for a log no pod ever held.
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice", roles=("nvcre-view",)))
+        server.clear_requests()
+        placeholder, said = asyncio.run(_console_log_pane(alice, tmp_path))
+        assert placeholder.startswith("No output here: the run succeeded: a simulated run, whose output only --sim-runner makes"), placeholder
+        assert not [n for n in said if "forbidden" in n], said
+        assert not [(r.verb, r.status) for r in server.requests if r.resource == "pods"]
+
+
+async def _console_log_pane(kubeconfig: Path, tmp_path: Path) -> tuple[str, list[str]]:
+    """The console on `kubeconfig` (no --sim-runner), its log pane on the one Job: what it says, and the notifications."""
+    from nvcre_tui.app import NvcreApp
+    from nvcre_tui.screens.logs import LogsScreen
+    from nvcre_tui.widgets.log_view import LogLines
+    from tests.kube.test_console_on_cluster import args_for, opened, opener
+
+    app = NvcreApp(opener=opener(args_for(kubeconfig, history=str(tmp_path / "alice.db")), read_only=False), live=True)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await opened(app, pilot)
+        assert app.snapshot is not None
+        [job] = app.snapshot.jobs
+        await app.push_screen(LogsScreen(job["metadata"]["name"]))
+        for _ in range(20):  # read in a worker
+            await pilot.pause(0.1)
+        return app.screen.query_one(LogLines).placeholder, [str(n.message) for n in app._notifications]

@@ -24,7 +24,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SIMULATED_OUTPUT, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
 from nvcre_tui.engine.grants import rbac_refused, with_grant
@@ -187,6 +187,19 @@ class LogsScreen(NvcreScreen):
         session = self.nvcre.session
         assert session is not None
         uid = meta_of(run).get("uid")
+        if cond.is_true(run, cond.SIMULATED) and not self._fleet_here:
+            # The simulated fleet played it (--sim-runner, elsewhere): no pod ever held its output, so none is asked
+            # for. A viewer that may not list pods was told they are forbidden, and which role to bind, for a log no
+            # grant gives; the tail its Job kept is shown as the fleet's, never as a pod's that is gone.
+            finished = run_status(run).get("phase") in FINISHED
+            if finished and not self._answered:
+                self.view.append_lines(kept_tail(self._job, why=SIMULATED_OUTPUT))
+                self._answered = True
+            self._complete = finished
+            if finished and self._poll is not None:
+                self._poll.pause()
+            self.view.set_placeholder(self._empty_text())
+            return
         try:
             lines = await session.logs.lines(run)
         except Exception as error:  # noqa: BLE001 - any runner failure is shown, never a traceback

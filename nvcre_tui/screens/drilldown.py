@@ -48,7 +48,7 @@ from nvcre_tui.engine.views.suspicion import diagnosis_progress
 from nvcre_tui.engine.views.waiting import PodsWaiting, pods_waiting
 from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
-from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement
+from nvcre_tui.widgets.detail import conditions_line, job_detail, label, runtime, shown_measurement, status_said
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said, round_said, tested_line
 from nvcre_tui.widgets.fitted_footer import FittedFooter
 from nvcre_tui.widgets.fitted_list import ELLIPSIS
@@ -507,7 +507,7 @@ class DrilldownScreen(NvcreScreen):
         """A category without a Workflow yet: categories run one after another, or it waits for nodes, or cannot render."""
         text = Text()
         label(text, "Category", title or f"{status.get('domain')}/{status.get('variant')}")
-        label(text, "Status", str(status.get("status") or "Pending"))
+        label(text, "Status", status_said(str(status.get("status") or "Pending")))
         if status.get("reason"):
             label(text, "Reason", str(status["reason"]))
         label(text, "Why", str(status.get("message") or "not started: the categories before it run first (one after another)"))
@@ -550,7 +550,7 @@ class DrilldownScreen(NvcreScreen):
         phase, reason, message = conditions_line(wf)
         text = Text()
         label(text, "Category", wf["metadata"]["name"])
-        label(text, "Status", phase)
+        label(text, "Status", status_said(phase))
         if reach:  # the threshold, not the nodes: first, where a short screen still shows it
             label(text, "Out of reach", reach)
         if waiting is not None:  # before its Workflow's reason, which says how it was partitioned, not why nothing runs

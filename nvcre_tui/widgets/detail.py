@@ -13,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
-from nvcre_tui.engine.api.vocabulary import VALIDATION_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, VALIDATION_FAILED
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history import queries
@@ -30,6 +30,12 @@ Obj = dict[str, Any]
 
 LABEL_WIDTH = 18  # a `label` line's key column: its value's wrapped lines start under the value, not at the edge
 LABEL_STYLE = Style(bold=True, meta={"hang": LABEL_WIDTH})  # marks a label's key for widgets.hanging
+
+
+def status_said(phase: str, word: str | None = None) -> str:
+    """A Status line's value, its glyph from PHASE_GLYPHS (the one table): `✗ Failed` as `✗ ValidationFailed` (`word`:
+    what the status is called where it is no phase). A WorkloadFailed Job's read a bare "Failed"."""
+    return f"{PHASE_GLYPHS.get(phase, '·')} {word or phase}"
 
 
 def runtime(start: str | None, end: str | None, now: datetime | None = None) -> str:
@@ -113,11 +119,11 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
     label(text, "Job", job["metadata"]["name"])
     validation = cond.find(conditions_of(job), VALIDATION_FAILED) if cond.is_true(job, VALIDATION_FAILED) else None
     if validation is not None:  # it ran to its end and missed a threshold (or measured nothing to check): that first
-        label(text, "Status", "✗ ValidationFailed")
+        label(text, "Status", status_said(FAILED, VALIDATION_FAILED))
         label(text, "Reason", ": ".join(filter(None, (validation.get("reason"), validation.get("message")))))
         label(text, "Run", f"{phase}: {reason}" if reason else phase)
     else:
-        label(text, "Status", phase)
+        label(text, "Status", status_said(phase))
         label(text, "Reason", f"{reason}: {message}" if message else reason)
     for noted in cond.noted(conditions_of(job)):  # what qualifies its result, whatever it is (its fabric not rendered)
         label(text, "Note", noted.get("message") or noted.get("reason", ""))

@@ -57,7 +57,7 @@ async def test_a_category_waiting_for_the_ones_before_it_says_so_in_its_detail()
         [waiting] = [n for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "pending"]
         screen._show_detail(waiting)
         detail = str(screen.query_one("#detail").render())
-        assert detail.startswith("Category          communication/nccl-loopback\nStatus            Pending"), detail
+        assert detail.startswith("Category          communication/nccl-loopback\nStatus            · Pending"), detail
         assert "Why               " in detail and "Select a category" not in detail
         # `b` and `l` on it say that nothing of it ran: `b` said "select a category, group or node" of a selected category.
         screen.query_one(Tree).move_cursor(waiting)

@@ -155,7 +155,7 @@ class BandwidthScreen(NvcreScreen):
         self._rows = rows = job_rows(snapshot, self.workflow_name)
         expression = (job_template_spec(wf).get("thresholds") or {}).get(BUS_BANDWIDTH)
         self._expression = expression if isinstance(expression, str) else None
-        title.update(self._title(wf, measurement, rows, expression))
+        title.update(self._title(wf, measurement, rows, expression, snapshot.category_name(self.workflow_name)))
         values = {row.label: row.value for row in rows if row.value is not None}
         meets, threshold_note = self._threshold(expression)
         self._outliers = find_outliers(values, meets, threshold_note, {row.label: row.shown for row in rows})
@@ -186,10 +186,12 @@ class BandwidthScreen(NvcreScreen):
         self.leave_once_on_top()
 
     @staticmethod
-    def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None) -> Text:
+    def _title(wf: Obj, measurement: MeasurementSpec, rows: list[JobRow], expression: str | None, category: str | None = None) -> Text:
+        """`category`: its name as the drill-down says it (`#2` where the certification runs it twice; both runs'
+        titles read alike), else its Workflow's domain/variant."""
         labels = labels_of(wf)
         text = Text.assemble(("Workflow ", "bold"), wf["metadata"]["name"], "   ",
-                             f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}",
+                             category or f"{labels.get(LABEL_DOMAIN)}/{labels.get(LABEL_VARIANT)}",
                              f" · {measurement.get('testType') or 'nccl'}   ",
                              (f"{len(rows)} jobs, {sum(r.finished for r in rows)} finished", ""))
         text.append(f"   threshold {BUS_BANDWIDTH}: {expression}" if expression else "   no threshold")

@@ -93,6 +93,12 @@ class Snapshot:
         """The WorkloadRun of a Job."""
         return next((r for r in self.runs if r["metadata"]["name"] == run_name(job_name)), None)
 
+    def category_name(self, workflow_name: str) -> str | None:
+        """What every screen calls the category a Workflow runs (`domain/variant #2` where its certification runs it
+        twice: CategoryView.name, the report's rule); None where no certification here holds it."""
+        return next((category.name for view in self.views.values() for category in view.categories
+                     if category.workflow is not None and category.workflow["metadata"]["name"] == workflow_name), None)
+
     def certification(self, name: str) -> Obj | None:
         """A certification by name."""
         return next((c for c in self.certifications if c["metadata"]["name"] == name), None)

@@ -250,6 +250,7 @@ def _deployment_row(status: InstallStatus) -> tuple[str, str, str]:
     """The in-cluster engine `nvcre setup controller --image IMG` applies (a Deployment in the install namespace), if any:
     an engine may as well run elsewhere, so its absence is advice, never part of the install (the exit code)."""
     from nvcre_tui.engine.api.vocabulary import ENGINE_NAME
+    from nvcre_tui.engine.kube.deployment import NO_DEPLOYMENT_CONTROLLER
 
     deployment = status.controller_deployment
     if deployment is None:
@@ -257,9 +258,7 @@ def _deployment_row(status: InstallStatus) -> tuple[str, str, str]:
                 "or `nvcre setup controller --image IMG`")
     image = ", ".join(deployment.images) or "no image"
     # 0/1 ready, said alone, sent the user to look for a pod that an API server without kube-controller-manager never makes
-    unseen = ("; no Deployment controller has seen it (status.observedGeneration): an API server without "
-              "kube-controller-manager makes no pod of it; run `nvcre controller` from a workstation instead, with a kubeconfig "
-              "holding the engine's rights") if not deployment.ready and not deployment.observed else ""
+    unseen = f"; {NO_DEPLOYMENT_CONTROLLER}" if not deployment.ready and not deployment.observed else ""
     return ("controller", "ok" if deployment.ready else "not ready",
             f"Deployment {ENGINE_NAME} ({image}): {deployment.ready}/{deployment.replicas} replicas ready{unseen}")
 

@@ -25,6 +25,13 @@ async def deployments(admin: KubeStore) -> list[dict]:
     return (await admin.list(DEPLOYMENT, None)).items
 
 
+@pytest.fixture(autouse=True)
+def short_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator runs no Deployment controller: how long `setup controller` looks for one, short here."""
+    monkeypatch.setattr("nvcre_tui.cli.setup.controller.SEEN_SECONDS", 0.5)
+    monkeypatch.setattr("nvcre_tui.cli.setup.controller.SEEN_POLL_SECONDS", 0.05)
+
+
 def test_the_deployment_runs_one_engine_as_its_service_account_non_root_and_without_a_gpu() -> None:
     deployment = controller_deployment(IMAGE, "gpu-cert")
     assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"], deployment["spec"]["replicas"]) == (
@@ -301,3 +308,42 @@ def test_no_image_is_said_to_be_required(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["setup", "controller", "-o", "yaml"]) == 2
     assert capsys.readouterr() == ("", "--image: required: an image with this package installed and ENTRYPOINT nvcre (the "
                                        "repository's Dockerfile), such as registry.example.com/nvcre:0.1.0\n")
+
+
+async def test_on_an_api_server_alone_it_says_what_setup_status_says(server, kubeconfig, admin, capsys) -> None:
+    """With no controller-manager no pod comes of the Deployment, which `setup status` says; `setup controller` said
+    its pod was made by the cluster's controller-manager and sent the user to `kubectl get pods` for it."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig)
+    assert (code, err) == (0, ""), err
+    assert "made by the cluster's controller-manager" not in out, out
+    from nvcre_tui.engine.kube.deployment import NO_DEPLOYMENT_CONTROLLER
+
+    assert out.splitlines() == [f"deployment.apps/{ENGINE_NAME} serverside-applied",
+                                f"Deployment {ENGINE_NAME} ({IMAGE}) in namespace {NS}: {NO_DEPLOYMENT_CONTROLLER}"]
+    status = (await nvcre(capsys, "setup", "status", "--kubeconfig", kubeconfig))[1]
+    assert controller_row(status).endswith(f"replicas ready; {NO_DEPLOYMENT_CONTROLLER}")  # the same words
+
+
+async def test_where_a_deployment_controller_sees_it_its_pod_is_to_come(server, kubeconfig, admin, capsys) -> None:
+    """A Deployment controller (played here: it writes status.observedGeneration, as kube-controller-manager's does
+    within a second) sees it while `setup controller` looks: its pod is made by the controller-manager."""
+    assert (await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig))[0] == 0
+
+    async def deployment_controller() -> None:
+        while True:
+            try:
+                stored = await admin.get(DEPLOYMENT, ENGINE_NAME, NS)
+            except NotFound:
+                await asyncio.sleep(0.02)
+                continue
+            await admin.patch_status(DEPLOYMENT, ENGINE_NAME, NS, {"observedGeneration": stored["metadata"]["generation"]})
+            return
+
+    playing = asyncio.create_task(deployment_controller())
+    code, out, err = await nvcre(capsys, "setup", "controller", "--image", IMAGE, "--kubeconfig", kubeconfig)
+    await playing
+    assert (code, err) == (0, ""), err
+    assert out.splitlines()[1] == (f"nvcre controller runs from {IMAGE} in namespace {NS} (one replica: the nvcre-engine Lease "
+                                   f"elects the engine); its pod is made by the cluster's controller-manager: "
+                                   f"kubectl -n {NS} get pods"), out

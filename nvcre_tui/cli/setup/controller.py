@@ -14,7 +14,12 @@ from nvcre_tui.engine.errors import InputError
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
 # that reach a cluster, so `nvcre --help` and `nvcre setup crds` stay fast.
 if TYPE_CHECKING:
+    from nvcre_tui.engine.clock import Clock
     from nvcre_tui.engine.store.kube import KubeStore
+
+# How long an applied Deployment may go unseen by a Deployment controller before `setup controller` says none runs
+SEEN_SECONDS = 5.0
+SEEN_POLL_SECONDS = 0.25
 
 
 def controller_command(args: argparse.Namespace) -> int:
@@ -25,12 +30,15 @@ def controller_command(args: argparse.Namespace) -> int:
     if args.output == "yaml":
         print(to_yaml([deployment]), end="")
         return EXIT_OK
-    return asyncio.run(_on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args)))
+    return asyncio.run(_on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args, clock)))
 
 
-async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Namespace) -> int:
+async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Namespace, clock: Clock) -> int:
     """Server-side apply (or its dry run) of the Deployment into an install namespace; one line and exit 2 where
-    nvcre is not installed there (its ServiceAccount would be missing: the pods would never be created)."""
+    nvcre is not installed there (its ServiceAccount would be missing: the pods would never be created). Applied, it
+    says who makes its pod: the cluster's controller-manager once a Deployment controller has seen it, else what
+    `setup status` says of it (an API server alone makes none)."""
+    from nvcre_tui.engine.kube.deployment import NO_DEPLOYMENT_CONTROLLER
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
     from nvcre_tui.engine.kube.installs import INSTALL_FLAG, install_namespaces, require_install
     from nvcre_tui.engine.store.protocol import DEPLOYMENT
@@ -49,6 +57,32 @@ async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Nam
         print(to_yaml([deployment]), end="")
         return EXIT_OK
     print(f"{resource_ref(deployment)} serverside-applied")
+    seen = await _seen(store, deployment, clock)
+    if seen is False:
+        print(f"Deployment {deployment['metadata']['name']} ({args.image}) in namespace {namespace}: {NO_DEPLOYMENT_CONTROLLER}")
+        return EXIT_OK
+    who = "its pod is made by the cluster's controller-manager" if seen else "its pod comes from the cluster's controller-manager if it runs one (`nvcre setup status` says)"
     print(f"nvcre controller runs from {args.image} in namespace {namespace} (one replica: the nvcre-engine Lease elects "
-          f"the engine); its pod is made by the cluster's controller-manager: kubectl -n {namespace} get pods")
+          f"the engine); {who}: kubectl -n {namespace} get pods")
     return EXIT_OK
+
+
+async def _seen(store: KubeStore, deployment: Obj, clock: Clock) -> bool | None:
+    """Whether a Deployment controller sees the applied Deployment within SEEN_SECONDS (kube-controller-manager's
+    writes status.observedGeneration within a second; an API server alone never does); None when it cannot be read
+    (refused, no answer): not known, neither said."""
+    from nvcre_tui.engine.kube.deployment import observed
+    from nvcre_tui.engine.store.errors import StoreError
+    from nvcre_tui.engine.store.protocol import DEPLOYMENT
+
+    meta = deployment["metadata"]
+    deadline = clock.monotonic() + SEEN_SECONDS
+    while True:
+        try:
+            if observed(await store.get(DEPLOYMENT, meta["name"], meta["namespace"])):
+                return True
+        except StoreError:
+            return None
+        if clock.monotonic() >= deadline:
+            return False
+        await clock.sleep(SEEN_POLL_SECONDS)

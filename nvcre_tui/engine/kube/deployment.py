@@ -15,11 +15,16 @@ from nvcre_tui.engine.api.vocabulary import ENGINE_NAME, INSTALL_NAMESPACE, LABE
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.store.protocol import DEPLOYMENT
 
-__all__ = ["METRICS_PORT", "check_image", "controller_deployment"]
+__all__ = ["METRICS_PORT", "NO_DEPLOYMENT_CONTROLLER", "check_image", "controller_deployment", "observed"]
 
 METRICS_PORT = 9090  # `nvcre controller --metrics-port`'s default, serving /metrics and /healthz
 MAX_IMAGE_CHARS = 4096
 WRITABLE = "/tmp"
+# Of the Deployment no Deployment controller has seen: `setup status`'s controller row, and `setup controller` once it
+# has applied it and none sees it (it said its pod was made by the cluster's controller-manager, on a server with none)
+NO_DEPLOYMENT_CONTROLLER = ("no Deployment controller has seen it (status.observedGeneration): an API server without "
+                            "kube-controller-manager makes no pod of it; run `nvcre controller` from a workstation instead, "
+                            "with a kubeconfig holding the engine's rights")
 
 
 def check_image(image: str | None, flag: str = "--image") -> str:
@@ -70,3 +75,10 @@ def controller_deployment(image: str, namespace: str = INSTALL_NAMESPACE) -> dic
             },
         },
     }
+
+
+def observed(deployment: dict[str, Any]) -> bool:
+    """Whether a Deployment controller has seen `deployment` (any status.observedGeneration: one below its generation is
+    a controller yet to see a new spec, not no controller). Never on an API server alone, which makes no pod of it."""
+    status = deployment.get("status")
+    return isinstance(status, dict) and isinstance(status.get("observedGeneration"), int)

@@ -18,6 +18,7 @@ from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.kube.hostengine import hostengine_found, hostengine_targets
 from nvcre_tui.engine.kube.install import (NVCRE_VERSION, SCHEMA_GENERATION, InstalledSchema, install_crds, installed_schema,
                                            lease_reader_objects, rbac_objects, user_role_objects)
+from nvcre_tui.engine.kube.deployment import observed
 from nvcre_tui.engine.lease import EngineLease, LeaseHolder
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.platform import RACK_SCALE_ARCHITECTURES, node_gpu_architecture
@@ -110,10 +111,8 @@ def _deployment_state(deployment: Obj | None) -> DeploymentState | None:
     spec, status = deployment.get("spec") or {}, deployment.get("status") or {}
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
     replicas = spec.get("replicas")
-    # Any observedGeneration: one below metadata.generation is a controller yet to see a new spec, not no controller
     return DeploymentState([str(c.get("image")) for c in containers if c.get("image")],
-                           1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0),
-                           isinstance(status.get("observedGeneration"), int))
+                           1 if replicas is None else int(replicas), int(status.get("readyReplicas") or 0), observed(deployment))
 
 
 OUR_PART = ("crds", "namespace", "rbac")  # the checks `installed` (setup status's exit code) stands on

@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views.certifications import certification_rows, deleting_result, deletion_said
-from nvcre_tui.engine.views.failures import UNBLAMED, failure_rows, fault_rows, unblamed_failures
+from nvcre_tui.engine.views.failures import OUT_OF_REACH, UNBLAMED, failure_rows, fault_rows, reach_rows, unblamed_failures
 from nvcre_tui.engine.views.nodes import node_states, states_scope
 from nvcre_tui.engine.session import store_now
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -331,14 +331,17 @@ class DashboardScreen(NvcreScreen):
         name = self._selected()
         self._show_waiting(snapshot, name)
         faults = fault_rows(snapshot, name) if name else []  # first: few, and no node's row says them
+        # A threshold no test came near, before the nodes it failed (32 ThresholdViolation rows read as a fleet-wide failure)
+        reach = reach_rows(snapshot, name) if name else []
         blamed = failure_rows(snapshot, name) if name else []
         unblamed = unblamed_failures(snapshot, name) if name else []  # failed groups (categories) that blamed nobody
-        rows = faults + blamed + unblamed
+        rows = faults + reach + blamed + unblamed
         title = self.query_one("#failures-title", Static)
         if name is None:
             title.update("Failures")
         else:
-            found = [text for text, n in ((count(len(faults), "infrastructure fault"), faults), (f"{count(len(blamed), 'node')} blamed", blamed),
+            found = [text for text, n in ((count(len(faults), "infrastructure fault"), faults), (f"{count(len(reach), 'threshold')} out of reach", reach),
+                                          (f"{count(len(blamed), 'node')} blamed", blamed),
                                           (f"{len(unblamed)} with no node blamed", unblamed)) if n]
             # A diagnosis's suspects are no failures yet (the map and the drill-down show them): said, or "none"
             # read as a clean run while the wall listed them. First: after the failures, 80 columns cut them off.
@@ -387,6 +390,7 @@ class DashboardScreen(NvcreScreen):
 
         if event.row.job is None:
             what = ("none of its tests' runs is left" if event.row.cliques else "its run is gone" if event.row.reason.startswith(UNBLAMED)
+                    else "a threshold out of reach has no log of its own" if event.row.reason == OUT_OF_REACH
                     else "no run convicted it on its own")
             self.notify(f"{event.row.node}: {what}: open its evidence (enter)", markup=False)
             return

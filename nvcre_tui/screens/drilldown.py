@@ -42,7 +42,7 @@ from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, p
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views.certifications import deleting_result, deletion_said
 from nvcre_tui.engine.views.diagnosis import InfraFault, category_faults, diagnose_state, diagnose_verdicts
-from nvcre_tui.engine.views.failures import FailureRow, JobIndex, category_unblamed, unblamed_subject
+from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, JobIndex, category_unblamed, unblamed_subject
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.views.suspicion import diagnosis_progress
 from nvcre_tui.engine.views.waiting import PodsWaiting, pods_waiting
@@ -259,7 +259,8 @@ class DrilldownScreen(NvcreScreen):
         branch = parent.add(Text(printable(f"{glyph} {title}  {reason}", newlines=False)),
                             data={**data, SHORTER: [printable(said, newlines=False) for said in shorter]} if shorter else data)
         if reach:  # the threshold, not the nodes: said first, where "inconclusive" verdicts would otherwise be all
-            branch.add_leaf(f"! {reach}", data={**data, "subject": "threshold out of reach"})
+            # Named by the category where it blamed nodes: the failures pane's row of it (reach_rows) lands here (enter).
+            branch.add_leaf(f"! {reach}", data={**data, "subject": title if category.failed_nodes else OUT_OF_REACH})
         timeline = category.timeline
         verdicts = diagnose_verdicts(category)
         if state is not None:

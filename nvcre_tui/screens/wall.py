@@ -20,19 +20,18 @@ from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
-from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_GPU_CLIQUE, WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
 from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
-from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views.certifications import deleting_result
 from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
-from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, failure_rows, fault_rows, unblamed_failures
+from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, failure_rows, fault_rows, reach_rows, unblamed_failures
 from nvcre_tui.engine.views.nodes import certification_nodes, node_domain, node_states, targeted_nodes
 from nvcre_tui.engine.views.snapshot import Snapshot, same_objects
 from nvcre_tui.engine.views.suspicion import (TESTED_NOW, UNDER_SUSPICION, blamed_and_running, state_word, suspect_legend, suspects_under_test,
@@ -116,14 +115,9 @@ def said_unblamed(row: FailureRow) -> str:
 
 
 def out_of_reach(snapshot: Snapshot, cert_name: str) -> list[Entry]:
-    """A failed category that blamed nodes against a threshold no test came near (every test failed, the best value far
-    from it: GB200 figures on H100s), said before its nodes, as the drill-down says it first under the category: the
-    wall listed 32 ✗ nodes, "busBandwidthGBps 479.58 …" each, a fleet-wide failure to the room, the threshold unsaid.
-    One that blamed nobody is listed among the failures that blamed no node, its reach first (said_unblamed)."""
-    view = snapshot.views.get(cert_name)
-    return [Entry(NodeState.FAILED.glyph, category.name, reach)  # `#2` where it runs twice, as the failures pane says it
-            for category in (view.categories if view is not None else [])
-            if category.status.get("status") == FAILED and category.failed_nodes and (reach := threshold_out_of_reach(category))]
+    """The failed categories whose threshold no test came near (reach_rows), said before their nodes, as the failures
+    pane and the drill-down say it first: the wall listed 32 ✗ nodes, a fleet-wide failure to the room."""
+    return [Entry(NodeState.FAILED.glyph, row.node, row.message) for row in reach_rows(snapshot, cert_name)]
 
 
 def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blamed: Mapping[str, FailureRow] | None = None) -> list[Entry]:

@@ -137,6 +137,18 @@ UNBLAMED = "no node blamed"  # the reason's prefix of a failure that convicted n
 OUT_OF_REACH = "threshold out of reach"  # why a diagnosing category that convicted nobody failed, when it is (its message says it first)
 
 
+def reach_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
+    """A failed category that blamed nodes against a threshold no test came near (every test failed, the best value far
+    from it: GB200 figures on H100s), one row named by the category (`#2` where it runs twice) with the reach as its
+    measured value, said before its nodes by the failures pane and the wall, as the drill-down says it first under the
+    category: 32 ✗ nodes, "busBandwidthGBps 479.58 …" each, read as a fleet-wide failure, the threshold unsaid. One
+    that blamed nobody is among the failures that blamed no node, its reach first (category_unblamed)."""
+    view = snapshot.views.get(cert_name)
+    return [FailureRow(category.name, category.name, OUT_OF_REACH, reach, reach, str(meta_of(category.workflow or {}).get("name") or ""), None)
+            for category in (view.categories if view is not None else [])
+            if category.status.get("status") == FAILED and category.failed_nodes and (reach := threshold_out_of_reach(category))]
+
+
 def unblamed_failures(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
     """A certification's failures that blamed no node (`category_unblamed`), in category order, so that the operator
     can reach them: the failures pane, `f` and `enter` in the drill-down, the wall."""

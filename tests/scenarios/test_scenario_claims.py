@@ -464,6 +464,7 @@ def test_the_html_size_curves_say_why_a_groups_curve_is_missing() -> None:
     [said] = notes.values()
     assert "no pod ran (WorkloadNotStarted)" in said and "a simulated run, whose output only --sim-runner makes" in said
     assert "NoDataCollected" not in said
+    assert said.count("a simulated run, whose output only --sim-runner makes") == 1, f"one sentence for all its groups, said once: {said}"
 
 
 def test_a_crash_its_log_puts_on_a_node_is_no_evidence_against_the_link_it_crossed() -> None:

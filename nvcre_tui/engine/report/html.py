@@ -286,14 +286,14 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
         if measurement_of(wf).get("parser") != "nccl":
             continue
         found: dict[str, dict[int, float]] = {}
-        problems = []
+        problems: dict[str, list[str]] = {}  # why -> the groups it says it of: one sentence said once, not per group
         for job in joined.jobs_of(wf):
             run = by_run.get(run_name(job["metadata"]["name"]))
             if run is None or run_status(run).get("phase") not in (SUCCEEDED, FAILED):
                 continue
             label = job_label(job)
             if (reason := run_status(run).get("reason")) in NOT_RUN:
-                problems.append(f"{label}: no pod ran ({reason})")
+                problems.setdefault(f"no pod ran ({reason})", []).append(label)
                 continue
             try:
                 lines = await logs.lines(run)
@@ -301,10 +301,10 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             except ParseError as error:
                 # No pod holds a simulated run's output: only the simulated fleet makes it (a report with --sim-runner).
                 simulated = not lines and cond.is_true(run, cond.SIMULATED)
-                problems.append(f"{label}: " + (SIMULATED_OUTPUT if simulated else error.reason))
+                problems.setdefault(SIMULATED_OUTPUT if simulated else error.reason, []).append(label)
                 continue
             except Exception as error:  # noqa: BLE001 - a log source that cannot answer is a note, not a traceback
-                problems.append(f"{label}: cannot read the log ({error})")
+                problems.setdefault(f"cannot read the log ({error})", []).append(label)
                 continue
             found[label] = {size.size: size.out_of_place.busbw for size in result.sizes}
         if len(found) > MAX_CURVES:
@@ -315,5 +315,10 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
         if found:
             curves[key] = found
         if problems:
-            notes[key] = "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+            notes[key] = "; ".join(f"{_groups_said(labels)}: {why}" for why, labels in problems.items())
     return curves, notes
+
+
+def _groups_said(labels: Sequence[str]) -> str:
+    """`r1-g0, r1-g1, r1-g2 (and 5 more)`: the groups one note is about, the first three named."""
+    return ", ".join(labels[:3]) + (f" (and {len(labels) - 3} more)" if len(labels) > 3 else "")

@@ -24,7 +24,7 @@ from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import diagnosis_open
 from nvcre_tui.engine.report.readmodel import category_titles
-from nvcre_tui.engine.store.errors import NotFound
+from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import count, format_duration
 
@@ -98,14 +98,16 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             return True
         # An API server gone away said "viewer: lost the engine lease", then nothing: what follows is the last known
         # state (as the console's header says), and the user could not tell a dead server from a slow run.
+        # Said once per outage: dropped watch streams move its "since" (each kind's failure, the client's) while it
+        # lasts, which said it again and again; its end once the cache reads the store again.
         silence = session.cache.silence()
-        if silence != silence_said:
+        if (silence is None) != (silence_said is None):
             if silence is not None:
                 error = f" ({session.cache.last_error})" if session.cache.last_error else ""
                 console.print(f"[yellow]\\[watch] {escape(printable(f'{silence}{error}: following the last known state; retried meanwhile', newlines=False))}[/]",
                               soft_wrap=True)
-            elif silence_said is not None:
-                console.print("\\[watch] the store answers again", soft_wrap=True)
+            else:
+                console.print(STORE_ANSWERS, soft_wrap=True)
             silence_said, said_at = silence, time.monotonic()
         try:
             cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
@@ -153,9 +155,27 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
                                                               if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
             console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)
         if cond.is_terminal(cert):
+            if silence_said is not None and await _answers(session, name, namespace):  # the report reads the store next
+                console.print(STORE_ANSWERS, soft_wrap=True)
+                silence_said = None
             verdict = "succeeded" if cond.phase(cert) == SUCCEEDED else "failed"
             console.print(f"\\[watch] Certification {verdict}. ({shown})")
             return True
         return False
 
     return finished
+
+
+STORE_ANSWERS = "\\[watch] the store answers again"
+
+
+async def _answers(session: Session, name: str, namespace: str) -> bool:
+    """Whether the store answers a read of the certification now: an outage said ends before the report (the cache may
+    not have listed its quieter kinds again yet, and the report follows at once)."""
+    try:
+        await session.store.get(CERTIFICATION, name, namespace)
+    except NotFound:
+        return True
+    except StoreError:
+        return False
+    return True

@@ -400,6 +400,12 @@ class NvcreApp(ThemedApp[None]):
         self.notify(printable(f"certification {body['metadata']['name']} submitted"), markup=False)
         return True
 
+    def asks_rights(self) -> bool:
+        """Whether `rbac_refuses` asks the API server (a cluster, not read-only); False: it never refuses."""
+        from nvcre_tui.engine.kube.session import authorizer_of
+
+        return not self.policy.read_only and self.session is not None and authorizer_of(self.session) is not None
+
     async def rbac_refuses(self, verb: str, doing: str, namespace: str, name: str | None = None) -> str | None:
         """Why RBAC refuses this user `verb` on certifications in `namespace`, asked of the API server first (a
         SelfSubjectAccessReview), so that a user bound to a view role never sends a write the server refuses; None
@@ -407,7 +413,7 @@ class NvcreApp(ThemedApp[None]):
         is read-only (its store refuses every write itself)."""
         from nvcre_tui.engine.kube.session import authorizer_of
 
-        authorizer = None if self.policy.read_only or self.session is None else authorizer_of(self.session)
+        authorizer = authorizer_of(self.session) if self.asks_rights() and self.session is not None else None
         if authorizer is None or await authorizer(verb, CERTIFICATION, namespace, name) is not False:
             return None
         return printable(f"this user may not {verb} certifications in namespace {namespace} (RBAC, asked of the server); "

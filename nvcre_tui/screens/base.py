@@ -57,6 +57,10 @@ class Console(Protocol):
 
     async def delete_certification(self, name: str, namespace: str, uid: str | None = None) -> bool: ...
 
+    def asks_rights(self) -> bool: ...
+
+    async def rbac_refuses(self, verb: str, doing: str, namespace: str, name: str | None = None) -> str | None: ...
+
     def run_command(self, text: str) -> None: ...
 
 
@@ -165,7 +169,17 @@ class NvcreScreen(Screen[None]):
             if done and deleted is not None:
                 deleted()
 
-        self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)
+        if not self.nvcre.asks_rights():  # the simulator: no RBAC to ask
+            self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)
+            return
+
+        async def asked() -> None:  # a user RBAC refuses is told so at once, not after a question whose Delete fails
+            if (refused := await self.nvcre.rbac_refuses("delete", "deleting", namespace, name)) is not None:
+                self.notify(refused, severity="error", title="not deleted", markup=False)
+                return
+            self.app.push_screen(ConfirmModal(deletion_question(cert), yes="Delete", no="Keep it"), answered)
+
+        self.run_worker(asked(), group="ask-delete", exclusive=True, exit_on_error=False)
 
     def refresh_now(self) -> Any:
         """Re-render from the current snapshot."""

@@ -18,6 +18,7 @@ from nvcre_tui.engine.kube.rbac import grants_for, rbac_allows
 from nvcre_tui.engine.lease import LEASE_NAME, EngineLease
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, LEASE
+from nvcre_tui.screens.confirm import ConfirmModal
 from tests.kube.cluster import installed, installed_in_thread, store_on
 from tests.kube.test_console_on_cluster import args_for, opened, opener
 from tests.kube.test_run_engine_leaves import _register
@@ -315,6 +316,13 @@ async def test_a_view_users_console_names_the_role_that_submits_and_deletes_and_
             asked = "certifications in namespace default (RBAC, asked of the server); "
             assert said[0] == f"this user may not create {asked}creating {TAKES_EDIT} (nothing created)", said
             assert said[1] == f"this user may not delete {asked}deleting {TAKES_EDIT} (nothing deleted)", said
+            # x says it at once, not after a question whose Delete then fails
+            app.clear_notifications()
+            await pilot.press("x")
+            for _ in range(30):  # asked of the server in a worker
+                await pilot.pause(0.1)
+            assert not isinstance(app.screen, ConfirmModal)
+            assert [n.message for n in app._notifications if n.title == "not deleted"] == [said[1]]
         sent = [(r.verb, r.resource, r.status) for r in server.requests if r.user == "carol" and r.verb not in ("get", "list", "watch")]
         assert sent and all(resource == "selfsubjectaccessreviews" for _, resource, _ in sent), sent  # asked, never tried
         assert sorted(await _certs_async(kubeconfig)) == ["burn-in", "soak"]

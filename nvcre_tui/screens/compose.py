@@ -135,6 +135,15 @@ class ComposeScreen(OwnToasts, NvcreScreen):
         self.query_one("#carried").display = False
         self.query_one("#name", Input).focus()
         super().on_mount()
+        if self.nvcre.asks_rights() and self.nvcre.session is not None:
+            self.run_worker(self._may_submit(self.nvcre.session.namespace), group="compose-rights", exit_on_error=False)
+
+    async def _may_submit(self, namespace: str) -> None:
+        """Said as the form opens, not after it is filled in: a user RBAC refuses certifications' create (a view role)
+        composes to save the YAML at most, and Submit is off."""
+        if (refused := await self.nvcre.rbac_refuses("create", "creating", namespace)) is not None:
+            self.query_one("#submit", Button).disabled = True
+            self.notify(refused, severity="warning", title="cannot submit", markup=False)
 
     # ------------------------------------------------------------------ reading and checking the form
 

@@ -19,6 +19,7 @@ from nvcre_tui.engine.lease import LEASE_NAME, EngineLease
 from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, LEASE
 from nvcre_tui.screens.confirm import ConfirmModal
+from textual.widgets import Button
 from tests.kube.cluster import installed, installed_in_thread, store_on
 from tests.kube.test_console_on_cluster import args_for, opened, opener
 from tests.kube.test_run_engine_leaves import _register
@@ -323,6 +324,12 @@ async def test_a_view_users_console_names_the_role_that_submits_and_deletes_and_
                 await pilot.pause(0.1)
             assert not isinstance(app.screen, ConfirmModal)
             assert [n.message for n in app._notifications if n.title == "not deleted"] == [said[1]]
+            # compose says it as the form opens, Submit off
+            await pilot.press("c")
+            for _ in range(30):
+                await pilot.pause(0.1)
+            assert [n.message for n in app._notifications if n.title == "cannot submit"] == [said[0]]
+            assert app.screen.query_one("#submit", Button).disabled
         sent = [(r.verb, r.resource, r.status) for r in server.requests if r.user == "carol" and r.verb not in ("get", "list", "watch")]
         assert sent and all(resource == "selfsubjectaccessreviews" for _, resource, _ in sent), sent  # asked, never tried
         assert sorted(await _certs_async(kubeconfig)) == ["burn-in", "soak"]

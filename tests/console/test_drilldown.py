@@ -104,7 +104,7 @@ async def test_a_diagnosing_category_says_where_its_diagnosis_stands() -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         screen = await open_drilldown(app, pilot, "isolate")
         lines = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "workflow"]
-        assert len(lines) == 1 and (found := re.search(r"diagnosing: \d+ under suspicion · round ([1-9]\d*) \(\w+\), \d+ tests$", lines[0])), lines
+        assert len(lines) == 1 and (found := re.search(r"diagnosing: \d+ under suspicion · round ([1-9]\d*) \(\w+\), \d+ tests so far$", lines[0])), lines
         # and its verdicts are those of the rounds weighed so far, the current one's tests not yet
         [verdicts] = [str(n.label) for n in DrilldownScreen._walk(screen.query_one(Tree).root) if (n.data or {}).get("kind") == "verdicts"]
         assert verdicts.startswith(f"verdicts as of round {int(found.group(1)) - 1} ("), verdicts

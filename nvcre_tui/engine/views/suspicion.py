@@ -38,14 +38,15 @@ RUNNING_AGAIN = "more with a failure on record"  # fleet_summary's count of node
 
 def diagnosis_progress(state: Mapping[str, Any], *, stage: bool = True) -> str:
     """Where a running diagnosis stands on the drill-down's category line (readable state), its narrowing set in the
-    words the dashboard and the wall use: "2 under suspicion · round 1 (confirmation), 16 tests" (progress_line
+    words the dashboard and the wall use: "2 under suspicion · round 1 (confirmation), 16 tests so far" (progress_line
     said "2 suspects", the word the report keeps for a node blamed with its whole group); without `stage`, the
-    shortest: "2 under suspicion · round 1, 16 tests"."""
+    shortest: "2 under suspicion · round 1, 16 tests so far". The tests are every round's recorded so far: beside
+    "round 1" they read as its own, while the round rows under the line count each round's ("round 1 · 3 tests")."""
     if state.get("stage") == "complete":
         return progress_line(state)
     narrowing = len(state.get("suspectNodes") or [])
-    rest = progress_line({**state, "suspectNodes": []}) if stage else \
-        f"round {rounds_weighed(state)}, {count(len(state.get('tests') or []), 'test')}"
+    where = f"round {rounds_weighed(state)}" + (f" ({state.get('stage')})" if stage else "")
+    rest = f"{where}, {count(len(state.get('tests') or []), 'test')} so far"
     return f"{narrowing} {UNDER_SUSPICION} · {rest}" if narrowing else rest
 
 

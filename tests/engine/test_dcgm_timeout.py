@@ -1,7 +1,8 @@
 """dcgmi diag gets its own --timeout from the category's timeoutPerJob (catalog `${toolTimeoutSeconds}`): a level-4
 diagnostic that hangs is stopped by dcgmi on its host engine, which frees the GPUs, before the Job's timeout deletes
 the pod (after which the GPU Operator's standalone host engine would go on running it). A timeoutPerJob that leaves
-dcgmi no more than its tests' test_duration parameters, which dcgmi would refuse on every node, is refused up front."""
+dcgmi less than a healthy run takes (engine/dcgm_time.py) and its margin, which would fail every node Timeout, is
+refused up front."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_the_rendered_dcgmi_command_times_out_ten_minutes_before_the_jobs_timeou
     assert command[command.index("--timeout") + 1] == "6600", text  # the 2h timeBudget less 10 minutes to start
 
 
-@pytest.mark.parametrize(("options", "seconds"), [("{timeoutPerJob: 3h}", "10200"), ("{timeoutPerJob: 51m}", "2460")])
+@pytest.mark.parametrize(("options", "seconds"), [("{timeoutPerJob: 3h}", "10200"), ("{timeoutPerJob: 1h22m}", "4320")])
 def test_the_dcgmi_timeout_follows_the_categorys_timeout_per_job(options: str, seconds: str) -> None:
     cert = certification_from_text("c.yaml", CERT.replace("OPTIONS", options), default_catalog())
     rendered = render_certification(cert, build_nodes(default_scenario()), default_catalog(), "c.yaml")
@@ -54,8 +55,9 @@ def test_the_dcgmi_timeout_follows_the_categorys_timeout_per_job(options: str, s
 
 
 @pytest.mark.parametrize(("options", "refused"), [
-    ("{timeoutPerJob: 45m}", "timeoutPerJob 45m leaves dcgmi 35m00s after 10m00s for its pods to start, and its tests' "
-                             "test_duration parameters ask 40m00s: give timeoutPerJob at least 51m00s"),
+    ("{timeoutPerJob: 45m}", "timeoutPerJob 45m leaves dcgmi 35m00s after 10m00s for its pods to start, and dcgmi diag "
+                             "--run 4 runs about 1h05m (its test_duration parameters 40m00s): give timeoutPerJob at least "
+                             "1h22m (10% over the run)"),
     ("{timeoutPerJob: 5m}", "timeoutPerJob 5m leaves dcgmi 0s after 10m00s for its pods to start"),
 ])
 def test_a_timeout_per_job_dcgmi_would_refuse_is_refused_naming_the_least(options: str, refused: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nvcre_tui.engine import dcgm_time
 from nvcre_tui.engine.sim.outputs import bus_factor
 from nvcre_tui.engine.sim.physics import PlanError, RunSpec, plan_run
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
@@ -160,7 +161,14 @@ def test_dcgm_fails_the_xid_gpu_and_passes_a_slow_gpu() -> None:
     slow = plan(scn, dcgm_run("d", "gpu-node-07"))
     assert slow.dcgm is not None
     assert slow.outcome.kind == "succeeded" and not slow.dcgm.outcomes
-    assert slow.duration == PHYS.startup_sec + PHYS.dcgm_base_sec + 1200
+    # the phase table's level 4 with targeted_power's 1200 s over its 120 s default (engine/dcgm_time.py)
+    level4 = sum(phase.test_duration + phase.fixed for phase in dcgm_time.PHASES["4"])
+    assert slow.duration == PHYS.startup_sec + level4 - 120 + 1200
+
+
+def test_a_scenarios_own_dcgm_base_replaces_the_phase_table() -> None:
+    scn = scenario(physics={"dcgmBaseSec": 300})
+    assert plan(scn, dcgm_run("d", "gpu-node-07")).duration == scn.physics.startup_sec + 300 + 1200
 
 
 def test_hang_never_ends_and_unschedulable_names_the_blocked_nodes() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -29,6 +28,7 @@ from nvcre_tui.engine.api.resources import (
     WorkloadRunSpec,
 )
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT, group_nodes_value
+from nvcre_tui.engine import dcgm_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
@@ -50,8 +50,6 @@ RECORDED_PLAN_NODES = 2048
 # pulled): a training run without a step limit needs them beyond its exitDurationMins, and a tool's own timeout
 # (`${toolTimeoutSeconds}`) is the timeoutPerJob less them, so that the tool stops first.
 RUN_START = 600.0
-# dcgmi diag's `-p <test>.test_duration=<seconds>[s]` parameters: dcgmi refuses a --timeout not above their sum.
-_DCGM_TEST_DURATION = re.compile(r"(?:^|;)[\w.]*\.test_duration=(\d+)", re.ASCII)
 OBJECT_LIMIT = 1_572_864  # etcd's --max-request-bytes default: the largest object the API server stores
 # Left free by the size estimate (conditions, managedFields and the like): a diagnosis's verdicts are fitted into
 # what its last write leaves (controllers/workflow.py, judging.results.within_room), short of this.
@@ -299,17 +297,37 @@ def tool_timeout_seconds(options: CategoryOptions) -> int:
 
 
 def _check_tool_timeout(entry: CatalogEntry, options: CategoryOptions) -> None:
-    """A timeoutPerJob that leaves the tool no time, or (dcgmi) no more than its tests' test_duration parameters ask,
-    is refused here: dcgmi would refuse its --timeout at start ("The total test duration 2400 is too high for the
-    timeout 1200"), on every node."""
+    """A timeoutPerJob that leaves the tool no time is refused here; for dcgmi, one that leaves it less than a healthy
+    run takes (dcgm_time: its phases and test_duration parameters) and dcgm_time.MARGIN: every healthy node would fail
+    Timeout (and one no more than its test_duration parameters dcgmi refuses at start, "The total test duration 2400
+    is too high for the timeout 1200", on every node)."""
     seconds = tool_timeout_seconds(options)
-    tests = sum(int(found) for text in _strings(entry.template) for found in _DCGM_TEST_DURATION.findall(text))
-    if seconds <= tests:
-        least = format_duration(tests + 60 + RUN_START)
-        asked = f"its tests' test_duration parameters ask {format_duration(tests)}" if tests else "it needs some"
-        raise RenderError(f"timeoutPerJob {options.timeout_per_job} leaves {_tool(entry)} "
-                          f"{format_duration(max(seconds, 0))} after {format_duration(RUN_START)} for its pods to start, "
-                          f"and {asked}: give timeoutPerJob at least {least}", "timeoutPerJob")
+    args = _dcgmi_args(entry)
+    if args is not None:
+        runs = dcgm_time.run_seconds(args)
+        if seconds < dcgm_time.with_margin(runs):
+            tests = sum(dcgm_time.test_durations(args).values())
+            asked = f" (its test_duration parameters {format_duration(tests)})" if tests else ""
+            raise RenderError(f"timeoutPerJob {options.timeout_per_job} leaves dcgmi {format_duration(max(seconds, 0))} "
+                              f"after {format_duration(RUN_START)} for its pods to start, and dcgmi diag --run "
+                              f"{dcgm_time.run_level(args)} runs about {format_duration(runs)}{asked}: give timeoutPerJob "
+                              f"at least {format_duration(RUN_START + dcgm_time.with_margin(runs))} "
+                              f"({int(dcgm_time.MARGIN * 100)}% over the run)", "timeoutPerJob")
+    elif seconds <= 0:
+        raise RenderError(f"timeoutPerJob {options.timeout_per_job} leaves {_tool(entry)} 0s after "
+                          f"{format_duration(RUN_START)} for its pods to start, and it needs some: give timeoutPerJob "
+                          f"at least {format_duration(60 + RUN_START)}", "timeoutPerJob")
+
+
+def _dcgmi_args(entry: CatalogEntry) -> list[str] | None:
+    """The arguments of an exec entry that runs `dcgmi diag`, else None."""
+    framework = entry.template.get("framework")
+    run = framework.get("exec") if isinstance(framework, dict) else None
+    command = run.get("command") if isinstance(run, dict) else None
+    if not isinstance(command, list) or [str(c) for c in command[:2]] != ["dcgmi", "diag"]:
+        return None
+    args = run.get("args") if isinstance(run, dict) else None
+    return [str(a) for a in args] if isinstance(args, list) else []
 
 
 def _tool(entry: CatalogEntry) -> str:
@@ -318,15 +336,6 @@ def _tool(entry: CatalogEntry) -> str:
     run = framework.get("exec") if isinstance(framework, dict) else None
     command = run.get("command") if isinstance(run, dict) else None
     return str(command[0]) if isinstance(command, list) and command else "its tool"
-
-
-def _strings(value: Any) -> list[str]:
-    """Every string in a template (its command and args)."""
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in _strings(item)]
-    return [value] if isinstance(value, str) else []
 
 
 def _scheduled(spec: WorkloadRunSpec, cert: Certification, target: TargetSpec, options: CategoryOptions) -> WorkloadRunSpec:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nvcre_tui.engine import dcgm_time
 from nvcre_tui.engine.api.bodies import run_spec
 from nvcre_tui.engine.sim.outputs.dcgm import LEVEL4_TESTS, GpuOutcome
 from nvcre_tui.engine.sim.outputs.nccl import bus_factor
@@ -339,15 +340,18 @@ def plan_nccl(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunSpec,
 
 
 def plan_dcgm(scenario: Scenario, layout: Mapping[str, NodeInfo], spec: RunSpec) -> tuple[DcgmPlan, float]:
-    """A healthy dcgmi diag run (faults set outcomes later) and its duration from the -p test durations."""
+    """A healthy dcgmi diag run (faults set outcomes later) and its duration: dcgm_time's phases of its --run level
+    with its -p test durations (the table planning's least timeoutPerJob reads), unless the scenario sets its own."""
     node = spec.nodes[0]
     gpus = spec.gpus_per_node or node_info(layout, node).gpus
-    configured = sum(_seconds(a.split("=", 1)[1]) for a in spec.args if ".test_duration=" in a)
+    base = scenario.physics.dcgm_base_sec
+    runs = (base + sum(_seconds(a.split("=", 1)[1]) for a in spec.args if ".test_duration=" in a) if base is not None
+            else dcgm_time.run_seconds(spec.args))
     tag = spec.image.rsplit(":", 1)[-1]
     version = "3" if tag.startswith("3.") else "hybrid" if tag.startswith("4.2") else "4"
     json_output = any(a in ("-j", "--json") for a in spec.args)
     plan = DcgmPlan(node, tuple(range(gpus)), {}, version, json_output)
-    return plan, scenario.physics.startup_sec + scenario.physics.dcgm_base_sec + configured
+    return plan, scenario.physics.startup_sec + runs
 
 
 def _seconds(text: str) -> float:

@@ -262,9 +262,10 @@ class Physics(_Model):
     training_comm_share: Annotated[float, Field(ge=0, le=1)] = 0.2
     # The first logged training interval is slower (graph capture, allocator warm-up).
     training_warmup_factor: Annotated[float, Field(ge=1, le=100)] = 1.8
-    # Pod start after scheduling, and dcgmi diag time beyond the configured test durations.
+    # Pod start after scheduling, and dcgmi diag time beyond the configured test durations: unset, a run lasts what
+    # engine/dcgm_time's phase table says (as planning's least timeoutPerJob reads it); set, a scenario's own.
     scheduling_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 5.0
-    dcgm_base_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] = 900.0
+    dcgm_base_sec: Annotated[float, Field(ge=0, le=MAX_SECONDS)] | None = None
 
 
 # Validation context of a scenario a user wrote (load_scenario): a field its fault type does not take is refused even

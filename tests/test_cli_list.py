@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -287,3 +288,50 @@ def test_with_the_sim_runner_a_certifications_age_is_the_api_servers_not_the_fle
     made = datetime.fromisoformat(listed["created"].replace("Z", "+00:00"))
     seconds = re.fullmatch(r"(\d+)s", listed["age"])  # "58s" read before: the fleet's minute ahead, not the server's
     assert seconds and int(seconds.group(1)) <= (datetime.now(UTC) - made).total_seconds() + 2, listed
+
+
+def test_a_running_sim_runner_certification_read_without_it_runs_the_servers_time_since_it_was_made(tmp_path: Path,
+                                                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A --sim-runner engine stamps its start in the fleet's simulated time, hours ahead of the cluster's clock: `list`
+    and the dashboard read without --sim-runner said RUNTIME 0s for it while it ran. It has run the API server's time
+    since it was created, the clock its AGE counts on."""
+    from datetime import timedelta
+
+    from nvcre_tui.engine.clock import format_time
+    from nvcre_tui.engine.views.certifications import certification_rows
+    from nvcre_tui.engine.views.snapshot import Snapshot
+
+    async def running_ahead(kubeconfig: Path) -> None:
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        try:
+            cert = await admin.create(CERTIFICATION, {
+                "metadata": {"name": "ahead", "namespace": "default"},
+                "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                         "categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}})
+            ahead = format_time(datetime.now(UTC) + timedelta(hours=16))  # the fleet's simulated now
+            cert["status"] = {"startTime": ahead, "summary": {"result": "RUNNING", "passedCategories": "0/1"},
+                              "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning",
+                                              "message": "running", "lastTransitionTime": ahead}]}
+            await admin.update_status(CERTIFICATION, cert)
+        finally:
+            await admin.close()
+
+    async def dashboard(kubeconfig: Path) -> str:
+        reader = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        try:
+            now = datetime.now(UTC)
+            [shown] = certification_rows(await Snapshot.read(reader), now, stamped_now=now)
+            return shown.runtime
+        finally:
+            await reader.close()
+
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(running_ahead(kubeconfig))
+        time.sleep(2.2)  # whole seconds on the server's clock
+        capsys.readouterr()
+        assert main(["certification", "list", "--kubeconfig", str(kubeconfig), "-o", "json"]) == 0
+        [listed] = json.loads(capsys.readouterr().out)
+        runtime = asyncio.run(dashboard(kubeconfig))
+    assert listed["result"] == "RUNNING" and 2 <= listed["runtimeSeconds"] <= 30, listed
+    assert listed["waitedSeconds"] == 0, listed
+    assert runtime not in ("0s", "-") and runtime.endswith("s"), runtime

@@ -20,7 +20,7 @@ from nvcre_tui.cli.session import add_session_arguments, open_looking_session, t
 from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
-from nvcre_tui.engine.clock import format_time, parse_time
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, inconclusive_counted
 from nvcre_tui.engine.errors import InputError
@@ -28,7 +28,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
-from nvcre_tui.engine.report.model import waited_and_ran
+from nvcre_tui.engine.report.model import waited_and_ran_so_far
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_age, format_duration
 
@@ -119,7 +119,7 @@ def _print_rows(rows: list[Obj], output: str, namespace: str | None) -> None:
 
 def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None, *, stamped_now: datetime | None = None) -> Obj:
     """One certification as listed: its summary (written by the engine; "-" before its first status), its runtime (while
-    one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran: until now while it runs;
+    one of its `workflows` ran) and apart the time it waited for nodes (report.model.waited_and_ran_so_far: until now while it runs;
     unknown without its Workflows), and age. Its phase is its result but WAITING while none of its categories has
     started (its summary says RUNNING then, and `waiting` why: "for certification first"), as the dashboard and the
     wall say it: the list read RUNNING where they said WAITING. AGE counts to `stamped_now`, now on the clock that
@@ -132,7 +132,7 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None, *, sta
     except (TypeError, ValueError):
         age = "-"
     # So far for one still running (now: the session's clock), as the dashboard counts it
-    timing = waited_and_ran(status.get("startTime"), status.get("completionTime") or format_time(now), workflows) if workflows is not None else None
+    timing = waited_and_ran_so_far(status, created, workflows, now, stamped_now or now) if workflows is not None else None
     result = str(summary.get("result") or "PENDING")
     waiting = waiting_of(cert, workflows) if result == RESULT_RUNNING else None
     return {

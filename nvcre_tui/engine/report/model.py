@@ -9,13 +9,14 @@ iteration are listed.
 from __future__ import annotations
 
 import functools
+from datetime import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, group_nodes, job_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, RESULT_FAILED, RESULT_RUNNING, SUCCEEDED,
                                              VALIDATION_FAILED, NodeState)
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded_counted_of
 from nvcre_tui.engine.controllers.iterations import inconclusive_counted, open_suspects
@@ -44,6 +45,23 @@ def _seconds_between(start: str | None, end: str | None) -> float | None:
     if not start or not end:
         return None
     return max((parse_time(end) - parse_time(start)).total_seconds(), 0.0)
+
+
+def waited_and_ran_so_far(status: Mapping[str, Any], created: str | None, workflows: Sequence[Mapping[str, Any]], now: datetime,
+                          stamped_now: datetime) -> tuple[float, float] | None:
+    """waited_and_ran to its completion, else (running) to `now`: what `list` and the dashboard say as RUNTIME. A
+    running one whose start lies ahead of `now` was stamped on another clock (a --sim-runner engine's simulated time,
+    read without --sim-runner): it read 0s; it has run the API server's time since it was created instead (to
+    `stamped_now`, the clock its AGE counts on: session.store_now), its wait for nodes unknown there."""
+    start, end = status.get("startTime"), status.get("completionTime")
+    try:
+        ahead = not end and parse_time(start) > now
+        made = parse_time(created)
+    except (TypeError, ValueError):
+        ahead, made = False, now
+    if ahead:
+        return 0.0, max((stamped_now - made).total_seconds(), 0.0)
+    return waited_and_ran(start, end or format_time(now), workflows)
 
 
 def waited_and_ran(start: str | None, end: str | None, workflows: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:

@@ -8,10 +8,10 @@ from datetime import datetime
 
 from nvcre_tui.engine.api.bodies import certification_status, creation_order
 from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, PHASE_GLYPHS, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
-from nvcre_tui.engine.clock import format_time, parse_time
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.kube.held import deletion_held
-from nvcre_tui.engine.report.model import waited_and_ran
+from nvcre_tui.engine.report.model import waited_and_ran_so_far
 from nvcre_tui.engine.units import format_age, format_duration
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
 from nvcre_tui.engine.views.waiting import pods_waiting
@@ -62,10 +62,11 @@ def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: dateti
     for cert in snapshot.certifications:
         status = certification_status(cert)
         summary = status.get("summary") or {}
-        start, end = status.get("startTime"), status.get("completionTime")
+        start = status.get("startTime")
         # While one of its categories ran; the time it waited for nodes (another certification held them) said apart, as
         # the report and `list` say it: the wait read as runtime here.
-        timing = waited_and_ran(start, end or format_time(now), snapshot.workflows_of(str(cert["metadata"]["name"]))) if start else None
+        timing = waited_and_ran_so_far(status, cert["metadata"].get("creationTimestamp"), snapshot.workflows_of(str(cert["metadata"]["name"])),
+                                       now, stamped_now or now) if start else None
         ran, waited = ("-", "") if timing is None else (format_duration(timing[1]), format_duration(timing[0]) if timing[0] >= 1 else "")
         runtime = ran + (f" (+{waited} waited)" if waited else "")
         # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.

@@ -132,3 +132,25 @@ def test_a_training_run_that_crashed_reports_no_goodput(tmp_path: Path) -> None:
     assert category["failedGroups"][0]["reason"] == "WorkloadFailed", category["failedGroups"]
     assert category["training"] is None, category["training"]
     assert "Goodput" not in text and "TFLOPs/GPU" not in text, text
+
+
+def test_a_crashed_groups_partial_value_is_not_judged_below_its_threshold(reports: tuple[str, dict[str, Any], Path]) -> None:
+    """JSON belowMin said true of the crashed group's 362.98 GB/s: the threshold never judged that partial sweep."""
+    _, report, _ = reports
+    [group] = report["categories"][0]["groupBandwidth"]
+    assert group["belowMin"] is None and group["reason"] == "WorkloadFailed", group
+
+
+def test_a_crashed_clique_says_its_reason_not_its_partial_value(tmp_path: Path) -> None:
+    """The Cliques row read `✗ clique-0  4/4 nodes  362.98 GB/s` (JSON cliques busBW too) of the sweep an XID cut short."""
+    (tmp_path / "scenario.yaml").write_text(SCENARIO)
+    (tmp_path / "cert.yaml").write_text(CERTIFICATION.replace("full-scale", "intra-rack"))
+    store = ["--state", str(tmp_path / "sim.db"), "--history", str(tmp_path / "h.db")]
+    code, text = _run("certification", "run", "--sim", *store, "--scenario", str(tmp_path / "scenario.yaml"),
+                      "--cert-file", str(tmp_path / "cert.yaml"), "--wait")
+    assert code == 1, text
+    code, text = _run("certification", "report", "crash", *store)
+    assert code == 1 and "│   ✗ clique-0  4/4 nodes  WorkloadFailed\n" in text, text
+    code, raw = _run("certification", "report", "crash", *store, "-o", "json")
+    [clique] = json.loads(raw)["categories"][0]["cliques"]
+    assert clique["busBW"] is None and clique["reason"] == "WorkloadFailed", clique

@@ -253,7 +253,9 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
             failed = group.get("phase") == FAILED
             if busbw is not None or failed:
                 # a failed group's reason beside its value: one that crashed after measuring failed for the crash
-                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw, "belowMin": _low(threshold, busbw), "failed": failed,
+                # belowMin judges a whole run's value only: a crashed run's partial one is neither low nor ok
+                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw,
+                                  "belowMin": _low(threshold, busbw) if measured_whole(group) else None, "failed": failed,
                                   **({"reason": group.get("reason") or ""} if failed else {})})
             if failed:
                 status = job_status(job)
@@ -287,9 +289,17 @@ def _cliques(category: CategoryView) -> list[Obj]:
     return [
         {"name": g["domains"][0], "total": len(g["nodes"]), "validated": len(g["nodes"]) if _ran(g) else 0,
          "passed": g.get("phase") == SUCCEEDED and g["domains"][0] not in failed_before,
-         "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH)}
+         "busBW": (g.get("measurements") or {}).get(BUS_BANDWIDTH) if measured_whole(g) else None,
+         **({"reason": g.get("reason") or ""} if g.get("phase") == FAILED else {})}
         for g in latest if g.get("domains")
     ]
+
+
+def measured_whole(group: Mapping[str, Any]) -> bool:
+    """Whether a group's measurements are those of a whole run, the ones its thresholds judged: it succeeded, or the
+    thresholds failed it (ThresholdViolated). A run that crashed or timed out part-way measured part of a sweep (an XID
+    at 512 MiB: 235.97 GB/s, short of what the whole run reaches): that value is no measurement, its reason is said."""
+    return group.get("phase") == SUCCEEDED or (group.get("phase") == FAILED and group.get("reason") == THRESHOLD_VIOLATED)
 
 
 def _ran(group: Mapping[str, Any]) -> bool:
@@ -457,7 +467,7 @@ def _reach(thresholds: Mapping[str, str], category: CategoryView) -> str | None:
     235.97 GB/s, short of what the whole run reaches), which says nothing of what the fleet can reach."""
     finished = [g for record in category.iterations for g in record.groups if g.get("phase") in (FAILED, SUCCEEDED)]
     every_failed = bool(finished) and all(g["phase"] == FAILED for g in finished)
-    judged = [g for g in finished if g["phase"] == SUCCEEDED or g.get("reason") == THRESHOLD_VIOLATED]
+    judged = [g for g in finished if measured_whole(g)]
     said = [out_of_reach(metric, str(expression), [float(v) for g in judged if isinstance(v := (g.get("measurements") or {}).get(metric), int | float)],
                          every_failed) for metric, expression in sorted(thresholds.items())]
     return "; ".join(s for s in said if s) or None

@@ -183,7 +183,10 @@ def _category_rows(category: Obj) -> list[str]:
             rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
     if category.get("cliques"):
         rows.append("Cliques:")
-        rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes" + (f"  {c['busBW']:.2f} {BANDWIDTH_UNIT}" if c.get("busBW") is not None else "") for c in category["cliques"]]
+        # a crashed clique's reason, not the partial value of its sweep (report.model.measured_whole)
+        rows += [f"  {'✓' if c['passed'] else '✗'} {c['name']}  {c['validated']}/{c['total']} nodes"
+                 + (f"  {c['busBW']:.2f} {BANDWIDTH_UNIT}" if c.get("busBW") is not None else f"  {c['reason']}" if c.get("reason") else "")
+                 for c in category["cliques"]]
     if category.get("diagnose"):
         rows += _diagnose_rows(category["diagnose"])
     training = category.get("training")

@@ -249,8 +249,7 @@ def test_metric_table_matches_reference_units() -> None:
 
 def test_deep_nesting_is_refused_not_crashed() -> None:
     # celpy's evaluator runs out of stack from about 55 parentheses: 200 is well past that and refused on the same path
-    # as 1000 (trial evaluations that all raise RecursionError), which took 20 s to get there (cel.py's walks for
-    # non-finite operands are quadratic in the depth) against 1 s here.
+    # as 1000 (trial evaluations that all raise RecursionError).
     with pytest.raises(ThresholdError) as caught:
         compile_threshold(BUS, "(" * 200 + "value > 1" + ")" * 200)
     assert str(caught.value).startswith('invalid CEL expression "(((')
@@ -324,3 +323,21 @@ def test_the_reports_below_min_runs_the_threshold_once_per_value(monkeypatch: py
     below = [model._low("value >= 300.5", value) for _ in range(2) for value in values]  # noqa: SLF001 - the report's verdict
     assert below == [value < 300.5 for value in values] * 2
     assert len(runs) == len(values)
+
+
+@pytest.mark.parametrize(("expression", "constants"), [
+    ("value * 2.0 >= 100.0 + 1.0", ["100.0 + 1.0"]),
+    ("(value + 1.0) * 3.0 > 2.0 * 4.0", ["1.0", "2.0 * 4.0"]),
+    ("[1.0, 2.0].exists(value, value * 2.0 > 3.0) && value > 1.0 + 2.0", ["1.0 + 2.0", "[1.0, 2.0].exists(value, value * 2.0 > 3.0)"]),
+    ("((((value + 1.0)))) > 0.0", ["0.0", "1.0"]),
+    ("[1.0].all(x, x + value > 2.0) || 3.0 * value < 1.0", ["1.0", "1.0", "2.0", "3.0", "x", "x"]),
+])
+def test_constant_operands_are_the_arithmetic_that_reads_no_measurement(expression: str, constants: list[str]) -> None:
+    """The operands a threshold fixes when written (checked for infinity and NaN): found from each identifier that
+    reads the measurement up (it was free_identifiers of every operand on the way down: a threshold of 1,000
+    parentheses took 20 s to refuse). A macro's own `value` is not the measurement (that exists() reads none); `x + value` in all() reads it."""
+    from nvcre_tui.engine.judging.cel import _environment, constant_operands
+
+    tree = _environment().compile(expression)
+    found = sorted(expression[op.meta.start_pos:op.meta.end_pos].strip() for op in constant_operands(tree, "value"))
+    assert found == sorted(constants)

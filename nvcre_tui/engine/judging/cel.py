@@ -130,7 +130,12 @@ def _parse_reason(err: Exception) -> str:
 
 def free_identifiers(tree: lark.Tree) -> set[str]:
     """Names the expression reads from its environment (not fields, functions, type names or macro variables)."""
-    found: set[str] = set()
+    return {str(node.children[0]) for node in _free_references(tree)}
+
+
+def _free_references(tree: lark.Tree) -> list[lark.Tree]:
+    """The identifier nodes that read a name from the environment (see free_identifiers)."""
+    found: list[lark.Tree] = []
     stack: list[tuple[Any, frozenset[str]]] = [(tree, frozenset())]
     while stack:
         node, bound = stack.pop()
@@ -140,7 +145,7 @@ def free_identifiers(tree: lark.Tree) -> set[str]:
         if node.data in ("ident", "dot_ident"):
             name = str(kids[0])
             if name not in bound and name not in _TYPE_NAMES:
-                found.add(name)
+                found.append(node)
         elif node.data == "member_dot_arg" and str(kids[1]) in _MACROS and len(kids) > 2:
             # receiver.exists(x, pred): `x` is bound inside the macro's remaining arguments.
             stack.append((kids[0], bound))
@@ -227,13 +232,32 @@ def float_literals(tree: lark.Tree) -> list[str]:
 def constant_operands(tree: lark.Tree, variable: str) -> list[lark.Tree]:
     """The largest arithmetic operands that do not read `variable` (`0.0/0.0`, `double("NaN")`, `1e308 * 10.0`):
     values fixed when the expression is written, whatever is measured."""
+    # Which subtrees read `variable`, marked once from each reading identifier up to the root: asking
+    # free_identifiers of every operand on the way down was quadratic in the nesting (a 2 KB threshold of 1,000
+    # parentheses took 20 s to refuse, on the engine's event loop).
+    parent: dict[int, lark.Tree] = {}
+    walk: list[lark.Tree] = [tree]
+    while walk:
+        above = walk.pop()
+        for kid in above.children:
+            if isinstance(kid, lark.Tree):
+                parent[id(kid)] = above
+                walk.append(kid)
+    reading: set[int] = set()
+    for ident in _free_references(tree):
+        if str(ident.children[0]) != variable:
+            continue
+        up: lark.Tree | None = ident
+        while up is not None and id(up) not in reading:
+            reading.add(id(up))
+            up = parent.get(id(up))
     found: list[lark.Tree] = []
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
         if not isinstance(node, lark.Tree):
             continue
-        if node.data in ("addition", "multiplication") and variable not in free_identifiers(node):
+        if node.data in ("addition", "multiplication") and id(node) not in reading:
             found.append(node)
             continue
         stack.extend(node.children)

@@ -40,6 +40,7 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, pods_pending
 from nvcre_tui.engine.units import count
+from nvcre_tui.engine.views.cert_summary import certification_summary
 from nvcre_tui.engine.views.certifications import deleting_result, deletion_said
 from nvcre_tui.engine.views.diagnosis import InfraFault, category_faults, diagnose_state, diagnose_verdicts
 from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, JobIndex, category_unblamed, unblamed_subject
@@ -476,9 +477,8 @@ class DrilldownScreen(NvcreScreen):
         kind = data.get("kind")
         if self._gone:
             text = Text(printable(f"Certification {self.certification} was deleted: nothing is left to show.\nesc: back"))
-        elif kind == "cert" and data.get("held"):
-            text = Text()
-            label(text, "Deleting", data["held"])
+        elif kind == "cert":
+            text = self._certification_detail(data.get("held"))
         elif kind == "verdict":
             text = self._verdict_detail(data["row"], data["state"], _threshold(data["workflow"]))
         elif kind == "cleared-list":
@@ -502,6 +502,18 @@ class DrilldownScreen(NvcreScreen):
         else:
             text = Text("Select a category, group or node.\nf: next failure   l: logs   b: bandwidth   n: node")
         self.query_one("#detail", HangingStatic).show(text)  # a wrapped value stays under its value, off the keys
+
+    def _certification_detail(self, held: str | None) -> Text:
+        """The certification itself (the top line): its summary as the dashboard says it (it said only "Select a
+        category, group or node."), then the keys."""
+        text = Text()
+        if held:
+            label(text, "Deleting", held)
+        snapshot = self.nvcre.snapshot
+        for key, value in certification_summary(snapshot, self.certification, self.nvcre.now()) if snapshot is not None else []:
+            label(text, key, value)
+        text.append("\nf: next failure   l: logs   b: bandwidth   n: node")
+        return text
 
     @staticmethod
     def _pending_detail(status: Mapping[str, Any], title: str | None = None) -> Text:

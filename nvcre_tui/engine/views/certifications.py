@@ -52,28 +52,31 @@ def _running_variants(snapshot: Snapshot, cert: Obj) -> list[str]:
     return shown
 
 
+def certification_row(snapshot: Snapshot, cert: Obj, now: datetime, *, stamped_now: datetime | None = None) -> CertRow:
+    """One certification's dashboard row (certification_rows); the drill-down's summary of it says the same."""
+    # Never a negative duration: a viewer's clock (the wall clock) may be behind the times an engine playing
+    # simulated time wrote (startTime, creationTimestamp), so a time "since" may come out below zero: 0s then.
+    status = certification_status(cert)
+    summary = status.get("summary") or {}
+    start = status.get("startTime")
+    # While one of its categories ran; the time it waited for nodes (another certification held them) said apart, as
+    # the report and `list` say it: the wait read as runtime here.
+    timing = waited_and_ran_so_far(status, cert["metadata"].get("creationTimestamp"), snapshot.workflows_of(str(cert["metadata"]["name"])),
+                                   now, stamped_now or now) if start else None
+    ran, waited = ("-", "") if timing is None else (format_duration(timing[1]), format_duration(timing[0]) if timing[0] >= 1 else "")
+    runtime = ran + (f" (+{waited} waited)" if waited else "")
+    # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
+    running = _running_variants(snapshot, cert)
+    return CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
+                   summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
+                   runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited)
+
+
 def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: datetime | None = None) -> list[CertRow]:
     """Dashboard rows: unfinished first, then failed, then the rest; newest first within each. Ages count to
     `stamped_now` (session.store_now: an API server's clock, which stamped creationTimestamp, not a --sim-runner
     fleet's simulated one; default `now`)."""
-    # Never a negative duration: a viewer's clock (the wall clock) may be behind the times an engine playing
-    # simulated time wrote (startTime, creationTimestamp), so a time "since" may come out below zero: 0s then.
-    rows = []
-    for cert in snapshot.certifications:
-        status = certification_status(cert)
-        summary = status.get("summary") or {}
-        start = status.get("startTime")
-        # While one of its categories ran; the time it waited for nodes (another certification held them) said apart, as
-        # the report and `list` say it: the wait read as runtime here.
-        timing = waited_and_ran_so_far(status, cert["metadata"].get("creationTimestamp"), snapshot.workflows_of(str(cert["metadata"]["name"])),
-                                       now, stamped_now or now) if start else None
-        ran, waited = ("-", "") if timing is None else (format_duration(timing[1]), format_duration(timing[0]) if timing[0] >= 1 else "")
-        runtime = ran + (f" (+{waited} waited)" if waited else "")
-        # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
-        running = _running_variants(snapshot, cert)
-        rows.append(CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
-                            summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
-                            runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited))
+    rows = [certification_row(snapshot, cert, now, stamped_now=stamped_now) for cert in snapshot.certifications]
     order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
     created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
     newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)

@@ -74,7 +74,10 @@ async def test_the_failures_pane_reads_whole_without_scrolling_sideways(size: tu
             node = cells["Node"].split(" ", 1)[1]  # after the state glyph
             row = by_node[node]
             assert cells["Reason"] == row.reason and cells["Measured"] == row.measured, cells
-            assert cells["Category (+others)"] == row.category + (f" +{len(row.also)}" if row.also else ""), cells
+            if "Category (+others)" in cells:
+                assert cells["Category (+others)"] == row.category + (f" +{len(row.also)}" if row.also else ""), cells
+            else:  # left out on 80 columns beside a threshold out of reach's sentence (its row names the category)
+                assert size[0] < 120 and pane.failures[0].reason == "threshold out of reach", cells
         # Its title names the keys only where they fit whole: it was cut at "· f then".
         title = app.screen.query_one("#failures-title", Static)
         said = str(title.render())

@@ -162,9 +162,9 @@ def test_a_rebuild_works_out_only_the_marks_of_objects_that_changed(seed: int, m
         asked.append(category.workflow["metadata"]["name"])
         return workflow_marks(category)
 
-    def counted_job(job: Obj, diagnosing: bool) -> Any:
+    def counted_job(job: Obj, judging: str) -> Any:
         asked.append(job["metadata"]["name"])
-        return job_marks(job, diagnosing)
+        return job_marks(job, judging)
 
     fleet, models = Fleet(random.Random(seed)), NodeStateModels()
     node_states(fleet.snapshot(models))
@@ -221,7 +221,7 @@ def test_the_members_of_a_group_that_never_ran_are_untested_not_inconclusive() -
 
     for reason, state in (("ImagePullFailed", "untested"), ("WorkloadNotStarted", "untested"), ("WorkloadNotCreated", "untested"),
                           ("RunIncomplete", "inconclusive"), ("MeasurementUnavailable", "inconclusive")):
-        marks = nodestates.job_marks(job(reason), diagnosing=False)
+        marks = nodestates.job_marks(job(reason), judging=nodestates.AS_SAID)
         assert {found[0][0] for found in marks.values()} == {state}, (reason, marks)
         assert all(reason in found[0][1] for found in marks.values())
         outcome = nodestates.job_outcome(job(reason))

@@ -21,13 +21,15 @@ from typing import Any, TypedDict, TypeVar, cast
 
 from nvcre_tui.engine.api.bodies import (GroupOutcome, GroupStatus, IterationRecord, job_status, job_template_spec, orchestration_of, workflow_spec,
                                          workflow_status)
-from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, WORKLOAD_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, NOT_RUN, SUCCEEDED, TIMEOUT, WORKLOAD_FAILED
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.diagnose import verdict_message
 from nvcre_tui.engine.diagnose.state import DiagnoseError, DiagnoseState
 from nvcre_tui.engine.diagnose.summary import ValueShown, significant
 from nvcre_tui.engine.judging.results import job_failures, merge_failed
 from nvcre_tui.engine.judging.thresholds import diagnosis_values
+from nvcre_tui.engine.units import format_duration
 
 JobBody = TypeVar("JobBody", bound=Mapping[str, Any])
 
@@ -178,7 +180,46 @@ def blamed_nodes(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
         # Only a record whose Job is gone needs the group's nodes (restoring them may decode a plan).
         nodes = groups.known.get(str(group.get("name")), {}).get("nodes") or [] if job is None and group.get("blamedFor") else []
         blamed.append(((iteration, ref), group_failures(group, nodes, job)))
-    return merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0])))
+    return _convicting(workflow, merge_failed(stored, *(items for _, items in sorted(blamed, key=lambda item: item[0]))))
+
+
+# The Failed reason of a Workflow whose runs all timed out (timed_out_said): the timeout failed, not its nodes.
+TIMED_OUT_EVERYWHERE = "TimedOutEverywhere"
+
+
+def timed_out_everywhere(workflow: Mapping[str, Any]) -> bool:
+    """Every group that ran (a reason not in NOT_RUN) and finished, in every iteration, timed out, and at least one
+    did: no run gave a result within timeoutPerJob, which is evidence against the timeout, not against each node
+    (a diagnosis weighs its own). Its Timeout blames then convict nobody (blamed_nodes, blamed_names): the groups'
+    nodes are inconclusive (inconclusive_names) and the Workflow fails naming the timeout. A Timeout beside a run
+    of the same workload that did give a result, in time, blames its group as ever."""
+    if orchestration_of(workflow).get("diagnose") is not None:
+        return False
+    ran = [group for _, group in _groups_run(workflow).values()
+           if group.get("phase") in (FAILED, SUCCEEDED) and group.get("reason") not in NOT_RUN]
+    return bool(ran) and all(group.get("phase") == FAILED and group.get("blamedFor") == TIMEOUT for group in ran)
+
+
+def timed_out_said(workflow: Mapping[str, Any]) -> str | None:
+    """Why a Workflow whose runs timed out everywhere (timed_out_everywhere) failed, naming the timeout and how long
+    its runs went: "no run gave a result within timeoutPerJob 51m (2 runs, stopped after 51m00s): evidence against
+    the timeout, not against a node (none blamed): give a longer timeoutPerJob"; else None.
+    The one sentence the Workflow's condition, the report and the console say."""
+    if not timed_out_everywhere(workflow):
+        return None
+    ran = [group for _, group in _groups_run(workflow).values() if group.get("phase") == FAILED]
+    spans = sorted(round((parse_time(g["completionTime"]) - parse_time(g["startTime"])).total_seconds())
+                   for g in ran if g.get("startTime") and g.get("completionTime"))
+    went = "" if not spans else (f", stopped after {format_duration(spans[0])}" if spans[0] == spans[-1]
+                                 else f", stopped after {format_duration(spans[0])}-{format_duration(spans[-1])}")
+    runs = f"{len(ran)} run{'' if len(ran) == 1 else 's'}"
+    return (f"no run gave a result within timeoutPerJob {job_template_spec(workflow).get('timeout') or '24h'} ({runs}{went}): "
+            "evidence against the timeout, not against a node (none blamed): give a longer timeoutPerJob")
+
+
+def _convicting(workflow: Mapping[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`entries` less their Timeout blames where the Workflow's runs timed out everywhere (timed_out_everywhere)."""
+    return [e for e in entries if e.get("reason") != TIMEOUT] if entries and timed_out_everywhere(workflow) else entries
 
 
 def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> set[str]:
@@ -202,6 +243,8 @@ def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]])
                 return {item["name"] for item in blamed_nodes(workflow, jobs)}
         elif group.get("blamedFor"):
             names.update(blamed_members(group, groups.known.get(str(group.get("name")), {}).get("nodes") or []))
+    if names and timed_out_everywhere(workflow):
+        return {item["name"] for item in blamed_nodes(workflow, jobs)}
     return names
 
 

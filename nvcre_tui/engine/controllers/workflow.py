@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HAR
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
-from nvcre_tui.engine.controllers.iterations import (blamed_members, blamed_nodes, current_groups, diagnose_convictions, finished_iterations,
+from nvcre_tui.engine.controllers.iterations import (TIMED_OUT_EVERYWHERE, blamed_members, blamed_nodes, timed_out_said, current_groups, diagnose_convictions, finished_iterations,
                                                      group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
@@ -447,6 +447,8 @@ async def _finalize(
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
         if not diagnosing and (together := _blamed_only_together(recorded, jobs) & failed_names):
             message += f" ({'all' if together == failed_names else len(together)} only with their whole group: no node named)"
+        if not diagnosing and (timed_out := timed_out_said(_with(wf, orch))):
+            reason, message = TIMED_OUT_EVERYWHERE, timed_out
         if stopped:
             reason = "DiagnosisStopped"
             message = f"Diagnosis stopped {stopped}; {confirmed} before it"

@@ -22,9 +22,9 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, TESTED_NOW,
-                                             UNDER_SUSPICION, VALIDATION_FAILED)
+                                             TIMEOUT, UNDER_SUSPICION, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame
+from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame, timed_out_everywhere
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.thresholds import diagnosis_values
@@ -169,15 +169,23 @@ def _suspect_records(wf: Obj, diagnose: Mapping[str, Any], suspects: Sequence[st
     return found
 
 
-def job_marks(job: Obj, diagnosing: bool) -> Marks:
+# How a category's Jobs are read (job_marks): as they say, not at all (DIAGNOSE: its rounds speak), or with their
+# Timeout blames convicting nobody (ACQUITTED: every run timed out, controllers.iterations.timed_out_everywhere).
+AS_SAID, DIAGNOSE, ACQUITTED = "", "diagnose", "acquitted"
+
+
+def job_marks(job: Obj, judging: str) -> Marks:
     """What one Job says about its group: waiting while its pods do not run yet (the Workflow says running from the
-    moment the Job is made), else nothing while its category is in diagnose (the rounds speak)."""
+    moment the Job is made), else nothing while its category is in diagnose (the rounds speak); where its category's
+    every run timed out (ACQUITTED), its Timeout blames leave its members inconclusive."""
     waiting = pods_pending(job)
     if waiting is not None:
         return {node: [("waiting", f"waiting for pods: {waiting}", OVERRIDE)] for node in group_nodes(job)}
-    if diagnosing:
+    if judging == DIAGNOSE:
         return {}
     name, members, blamed = _test_name(job), group_nodes(job), job_status(job).get("failedNodes") or []
+    if judging == ACQUITTED:
+        blamed = [f for f in blamed if f.get("reason") != TIMEOUT]
     if not blamed and job_outcome(job) == FAILED:  # it failed on no node's account: each member ran, proved nothing
         reason = failure_reason(job)
         if reason in NOT_RUN:
@@ -304,6 +312,13 @@ def _diagnosing(category: CategoryView) -> bool:
     return category.orchestration.get("diagnose") is not None
 
 
+def _judging(category: CategoryView) -> str:
+    """How the category's Jobs are read (job_marks)."""
+    if _diagnosing(category):
+        return DIAGNOSE
+    return ACQUITTED if category.workflow is not None and timed_out_everywhere(category.workflow) else AS_SAID
+
+
 def resolve(mark_lists: Iterable[tuple[str, Sequence[Mark]]], node: Obj) -> tuple[str, str]:
     """A node's (state, detail) from its marks in order, each list with the category that marked it; a cordoned node
     nothing marks is excluded. The detail is said at the winning state only, named by its category (module docstring)."""
@@ -336,8 +351,8 @@ def compute(categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> States:
     by_node: dict[str, list[tuple[str, Sequence[Mark]]]] = {}
     for category in categories:
         before, after = workflow_marks(category)
-        diagnosing = _diagnosing(category)
-        for marks in (before, *(job_marks(job, diagnosing) for job in category.jobs), after):
+        judging = _judging(category)
+        for marks in (before, *(job_marks(job, judging) for job in category.jobs), after):
             for node, found in marks.items():
                 by_node.setdefault(node, []).append((category.name, found))
     return {node_name(n): resolve(by_node.get(node_name(n), ()), n) for n in nodes}
@@ -348,7 +363,7 @@ class _Source:
     """One object that marks nodes: a Workflow (before or after its Jobs) or a Job."""
 
     obj: Obj
-    diagnosing: bool
+    diagnosing: str  # its category's judging (job_marks), for a Job; AS_SAID for a Workflow
     marks: Marks
     category: str  # the name of the category it belongs to (its marks' details are said under it)
 
@@ -375,18 +390,18 @@ class NodeStateModel:
         return dict(self._states)
 
     @staticmethod
-    def _flat(categories: Sequence[CategoryView]) -> Iterator[tuple[int, str, Obj, bool]]:
+    def _flat(categories: Sequence[CategoryView]) -> Iterator[tuple[int, str, Obj, str]]:
         """(category index, role, object, diagnosing) of every source, in mark order."""
         for index, category in enumerate(categories):
             wf = category.workflow
             assert wf is not None
-            diagnosing = _diagnosing(category)
-            yield index, "before", wf, False
+            judging = _judging(category)
+            yield index, "before", wf, AS_SAID
             for job in category.jobs:
-                yield index, "job", job, diagnosing
-            yield index, "after", wf, False
+                yield index, "job", job, judging
+            yield index, "after", wf, AS_SAID
 
-    def _changes(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> list[tuple[int, int, str, Obj, bool]] | None:
+    def _changes(self, categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> list[tuple[int, int, str, Obj, str]] | None:
         """The sources whose object changed, as (source index, category index, role, object, diagnosing);
         None when the categories, their Jobs or the nodes are not the same ones (rebuild)."""
         if len(nodes) != len(self._nodes) or len(categories) != len(self._layout):
@@ -406,7 +421,7 @@ class NodeStateModel:
         return changed
 
     @staticmethod
-    def _marks(categories: Sequence[CategoryView], index: int, role: str, obj: Obj, diagnosing: bool,
+    def _marks(categories: Sequence[CategoryView], index: int, role: str, obj: Obj, diagnosing: str,
                workflows: dict[int, tuple[Marks, Marks]] | None = None) -> Marks:
         """One source's marks; a Workflow's worked out once for both its roles where `workflows` (by category index)
         keeps them for the pass."""
@@ -460,7 +475,7 @@ class NodeStateModel:
         self._by_name = {node_name(n): n for n in nodes}
         self._states = {name: self._resolve(name, n) for name, n in self._by_name.items()}
 
-    def _apply(self, changed: list[tuple[int, int, str, Obj, bool]], categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
+    def _apply(self, changed: list[tuple[int, int, str, Obj, str]], categories: Sequence[CategoryView], nodes: Sequence[Obj]) -> None:
         dirty: dict[str, None] = {}  # the nodes to resolve again, in the order found
         workflows: dict[int, tuple[Marks, Marks]] = {}  # a changed Workflow's marks, for both its roles
         for source_index, index, role, obj, diagnosing in changed:

@@ -1,0 +1,49 @@
+"""A category whose every run timed out (none gave a result within timeoutPerJob) fails naming the timeout and how
+long its runs went, and convicts no node: that is evidence against the timeout, not against each node (its nodes are
+inconclusive, as under a threshold out of reach). A Timeout beside runs of the same workload that finished in time
+still blames its group."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+from nvcre_tui.engine.report.html import render_html
+from nvcre_tui.engine.report.junit import render_junit
+from nvcre_tui.engine.report.text import render_text
+from tests.scenarios.harness import run_case
+
+ALL4 = [f"gpu-node-0{i}" for i in range(1, 5)]
+SAID = "no run gave a result within timeoutPerJob 3m (1 run, stopped after 3m"
+
+
+def test_a_category_whose_every_run_timed_out_blames_the_timeout_not_its_nodes() -> None:
+    run = run_case("timeout-shorter-than-run")
+    report = run.report
+    assert report["result"] == "FAILED"
+    assert report["failedNodes"] == [] and report.get("suspectNodes", []) == [] and report["inconclusiveNodes"] == ALL4
+    category = report["categories"][0]
+    assert category["status"] == "Failed" and category["failedNodes"] == []
+    assert category["failureReason"].startswith(SAID), category["failureReason"]
+    assert "evidence against the timeout, not against a node (none blamed)" in category["failureReason"]
+    workflow = run.objects["Workflow"][0]
+    failed = next(c for c in workflow["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "TimedOutEverywhere" and failed["message"].startswith(SAID)
+    certification = run.objects["Certification"][0]
+    assert not certification["status"].get("failedNodes")
+    configmap = next(c for c in run.objects["ConfigMap"] if c["metadata"]["name"].startswith("failed-nodes-"))
+    payload = next(iter((configmap.get("binaryData") or {}).values()))
+    assert json.loads(gzip.decompress(base64.b64decode(payload))) == []  # NVSentinel reads no failed node
+
+
+def test_every_report_format_says_the_timeout_failed() -> None:
+    report = run_case("timeout-shorter-than-run").report
+    for text in (render_text(report), render_html(report), render_junit([report])):
+        assert SAID in text, text[:3000]
+
+
+def test_a_timeout_beside_runs_that_finished_in_time_still_blames_its_group() -> None:
+    report = run_case("hang-intra-node-timeout").report
+    assert [(f["name"], f["reason"]) for f in report["categories"][0]["failedNodes"]] == [("gpu-node-04", "Timeout")]
+    assert "timeoutPerJob" not in (report["categories"][0].get("failureReason") or "").split(";")[0]

@@ -8,11 +8,18 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from pathlib import Path
 
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.text import render_text
-from tests.scenarios.harness import run_case
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.store import CERTIFICATION
+from nvcre_tui.engine.views.failures import category_unblamed, failure_rows
+from nvcre_tui.engine.views.snapshot import Snapshot
+from tests.scenarios.harness import NAMESPACE, catalog, run_case, start_certification
 
 ALL4 = [f"gpu-node-0{i}" for i in range(1, 5)]
 SAID = "no run gave a result within timeoutPerJob 3m (1 run, stopped after 3m"
@@ -47,3 +54,24 @@ def test_a_timeout_beside_runs_that_finished_in_time_still_blames_its_group() ->
     report = run_case("hang-intra-node-timeout").report
     assert [(f["name"], f["reason"]) for f in report["categories"][0]["failedNodes"]] == [("gpu-node-04", "Timeout")]
     assert "timeoutPerJob" not in (report["categories"][0].get("failureReason") or "").split(";")[0]
+
+
+async def test_the_console_lists_the_timeout_among_the_failures_that_blamed_no_node() -> None:
+    """The failures pane and the wall (views.failures.category_unblamed): the category, its reason and the sentence."""
+    folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
+    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
+    try:
+        name = await start_certification(session.store, folder / "cert.yaml")
+
+        async def done() -> bool:
+            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
+
+        assert session.engine is not None
+        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+        snapshot = await Snapshot.read(session.store)
+        view = snapshot.views[name]
+        assert failure_rows(snapshot, name) == []  # no node among the failed
+        [row] = [row for category in view.categories for row in category_unblamed(category)]
+        assert row.reason == "no node blamed: TimedOutEverywhere" and row.message.startswith(SAID), row
+    finally:
+        await session.close()

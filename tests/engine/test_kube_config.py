@@ -354,3 +354,15 @@ async def test_a_file_field_beside_its_data_twin_is_not_opened(tmp_path: Path) -
     text = TYPED.format(cluster=f"certificate-authority: /nonexist/ca.crt, certificate-authority-data: {data}", user="token: t")
     target = await load_target(kubeconfig=_write(tmp_path / "c", text), environ=NO_ENV)
     assert target.server == "https://127.0.0.1:1"
+
+
+async def test_an_exec_plugin_whose_child_prints_without_end_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin that is a shell script runs its tools as children, which outlive the kill of the script and hold its
+    pipes: the reader drained them to their end, for ever (at full CPU), so a script printing without end waited out
+    the 60 s without a terminal ("gave no credentials within") and, on a terminal, hung."""
+    import nvcre_tui.engine.kube.config as config
+
+    monkeypatch.setattr(config, "EXEC_PLUGIN_SECONDS", 10.0)
+    with pytest.raises(InputError) as caught:
+        await load_target(_exec_kubeconfig(tmp_path / "flood", "/bin/sh", ["-c", "cat /dev/zero | cat; true"]), environ=NO_ENV)
+    assert str(caught.value).endswith("context lab: exec: the plugin printed more than 1 MiB on its stdout: no ExecCredential is")

@@ -102,17 +102,26 @@ class _BoundedExecProvider(_ExecProvider):
 
 
 async def _bounded(stream: asyncio.StreamReader, process: asyncio.subprocess.Process) -> bytes:
-    """Up to one byte past the bound; past it the plugin is killed, which ends its other stream too."""
+    """Up to one byte past the bound; past it the plugin is stopped (_stop), which ends its other stream too."""
     chunks, size = [], 0
     while size <= MAX_EXEC_OUTPUT_BYTES and (chunk := await stream.read(MAX_EXEC_OUTPUT_BYTES + 1 - size)):
         chunks.append(chunk)
         size += len(chunk)
     if size > MAX_EXEC_OUTPUT_BYTES:
-        if process.returncode is None:
-            process.kill()
-        while await stream.read(2**16):  # what the pipe still holds (its buffer at most): left unread, the transport stays
-            pass                         # open past the event loop, "Event loop is closed" on stderr at exit
+        _stop(process)
     return b"".join(chunks)
+
+
+def _stop(process: asyncio.subprocess.Process) -> None:
+    """Kill the plugin and close our ends of its pipes. Killing it alone is not enough: a plugin that is a script runs its
+    tools as children, which outlive it and hold the pipes, so reading them to their end (`cat /dev/zero | cat` in a
+    script) went on for ever at full CPU. Closed, the other stream reads its end at once, a child's next write ends it
+    (SIGPIPE), and no transport is left open past the event loop ("Event loop is closed" on stderr at exit)."""
+    if process.returncode is None:
+        process.kill()
+    transport = getattr(process, "_transport", None)  # asyncio's own: no public call closes a child's pipes
+    if transport is not None:
+        transport.close()
 
 
 # the loader makes its plugin runner from this module-level name

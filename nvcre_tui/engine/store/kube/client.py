@@ -63,19 +63,22 @@ MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate a
 class _BoundedExecProvider(_ExecProvider):
     """The library's ExecProvider, reading at most MAX_EXEC_OUTPUT_BYTES of the plugin's stdout and stderr (at once, so a
     plugin filling stderr first cannot stall it). It read both whole: a plugin printing without end (`cat /dev/zero`)
-    filled memory, 7 GB before the 60 s a plugin without a terminal is given."""
+    filled memory, 7 GB before the 60 s a plugin without a terminal is given. A plugin told it is interactive writes
+    to our stderr, as kubectl lets it: it prompts there (kubelogin's device code, a browser to open, an MFA code), and
+    read into a pipe the user never saw what they were waited for, a wait without end on a terminal."""
 
     async def run(self, previous_response: str | None = None) -> Any:
-        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
-                                "spec": {"interactive": sys.stdout.isatty()}}
+        interactive = _told_interactive()
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
         if previous_response:
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
-                                                       stderr=asyncio.subprocess.PIPE)
-        assert process.stdout is not None and process.stderr is not None
+                                                       stderr=None if interactive else asyncio.subprocess.PIPE)
+        assert process.stdout is not None
         try:
-            stdout, stderr = await asyncio.gather(_bounded(process.stdout, process), _bounded(process.stderr, process))
+            stdout, stderr = await asyncio.gather(_bounded(process.stdout, process),
+                                                  _bounded(process.stderr, process) if process.stderr is not None else _nothing())
             if len(stdout) > MAX_EXEC_OUTPUT_BYTES or len(stderr) > MAX_EXEC_OUTPUT_BYTES:
                 raise ConfigException(f"exec: the plugin printed more than {MAX_EXEC_OUTPUT_BYTES // 2**20} MiB on its "
                                       f"{'stdout' if len(stdout) > MAX_EXEC_OUTPUT_BYTES else 'stderr'}: no ExecCredential is")
@@ -99,6 +102,19 @@ class _BoundedExecProvider(_ExecProvider):
         if data["apiVersion"] != self.api_version:
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
         return data["status"]
+
+
+def _told_interactive() -> bool:
+    """What a plugin is told of spec.interactive, by the library's rule: our stdout is a terminal."""
+    try:
+        return sys.stdout.isatty()
+    except (ValueError, AttributeError):  # closed, or replaced by an object without it
+        return False
+
+
+async def _nothing() -> bytes:
+    """The stderr of a plugin that writes to ours: none read."""
+    return b""
 
 
 async def _bounded(stream: asyncio.StreamReader, process: asyncio.subprocess.Process) -> bytes:

@@ -368,21 +368,21 @@ async def test_an_exec_plugin_whose_child_prints_without_end_is_one_line(tmp_pat
     assert str(caught.value).endswith("context lab: exec: the plugin printed more than 1 MiB on its stdout: no ExecCredential is")
 
 
-async def test_an_interactive_exec_plugin_prompts_on_our_stderr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+async def test_an_exec_plugin_prompts_on_our_stderr_where_it_is_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 capfd: pytest.CaptureFixture[str]) -> None:
-    """A plugin told it is interactive (kubelogin's device code, an MFA prompt) writes its prompt to stderr, which kubectl
-    leaves the user's: read into a pipe, the user on a terminal never saw the code to enter and nvcre waited for ever.
-    Without a terminal its stderr is still read, for the one line of its failure."""
+    """A plugin prompts on stderr (kubelogin's device code, an MFA code), which kubectl leaves the user's: read into a
+    pipe, the user on a terminal never saw the code to enter and nvcre waited for ever. Where stderr is no terminal it is
+    still read, for the one line of its failure."""
     from nvcre_tui.engine.store.kube import client
 
     credential = ('{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
                   '"status":{"token":"t-1"}}')
     script = f"echo 'To sign in, enter the code ABCD-1234' >&2; printf '%s' '{credential}'"
-    monkeypatch.setattr(client, "_told_interactive", lambda: True, raising=False)
+    monkeypatch.setattr(client, "_stderr_seen", lambda: True, raising=False)
     target = await load_target(_exec_kubeconfig(tmp_path / "prompt", "/bin/sh", ["-c", script]), environ=NO_ENV)
     assert target.configuration.api_key["BearerToken"] == "Bearer t-1"
     assert "To sign in, enter the code ABCD-1234" in capfd.readouterr().err
-    monkeypatch.setattr(client, "_told_interactive", lambda: False)
+    monkeypatch.setattr(client, "_stderr_seen", lambda: False)
     with pytest.raises(InputError, match=r"context lab: exec: process returned 3\. denied$"):
         await load_target(_exec_kubeconfig(tmp_path / "fails", "/bin/sh", ["-c", "echo denied >&2; exit 3"]), environ=NO_ENV)
     assert "denied" not in capfd.readouterr().err

@@ -63,18 +63,18 @@ MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate a
 class _BoundedExecProvider(_ExecProvider):
     """The library's ExecProvider, reading at most MAX_EXEC_OUTPUT_BYTES of the plugin's stdout and stderr (at once, so a
     plugin filling stderr first cannot stall it). It read both whole: a plugin printing without end (`cat /dev/zero`)
-    filled memory, 7 GB before the 60 s a plugin without a terminal is given. A plugin told it is interactive writes
-    to our stderr, as kubectl lets it: it prompts there (kubelogin's device code, a browser to open, an MFA code), and
-    read into a pipe the user never saw what they were waited for, a wait without end on a terminal."""
+    filled memory, 7 GB before the 60 s a plugin without a terminal is given. Where our stderr is a terminal the
+    plugin writes to it, as kubectl lets it: it prompts there (kubelogin's device code, a browser to open, an MFA code),
+    and read into a pipe the user never saw what they were waited for, a wait without end on a terminal."""
 
     async def run(self, previous_response: str | None = None) -> Any:
-        interactive = _told_interactive()
-        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
+                                "spec": {"interactive": sys.stdout.isatty()}}  # the library's rule
         if previous_response:
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
-                                                       stderr=None if interactive else asyncio.subprocess.PIPE)
+                                                       stderr=None if _stderr_seen() else asyncio.subprocess.PIPE)
         assert process.stdout is not None
         try:
             stdout, stderr = await asyncio.gather(_bounded(process.stdout, process),
@@ -104,11 +104,14 @@ class _BoundedExecProvider(_ExecProvider):
         return data["status"]
 
 
-def _told_interactive() -> bool:
-    """What a plugin is told of spec.interactive, by the library's rule: our stdout is a terminal."""
+def _stderr_seen() -> bool:
+    """Whether what a plugin writes to our stderr (file descriptor 2, whatever sys.stderr is now) reaches a terminal, where
+    the user reads its prompts: also when stdout is not one (`report -o json > file`), where the plugin is told it is not
+    interactive and a device-code plugin prompts all the same. Elsewhere (CI, a pod) it is read, for the one line of a
+    failure."""
     try:
-        return sys.stdout.isatty()
-    except (ValueError, AttributeError):  # closed, or replaced by an object without it
+        return os.isatty(2)
+    except OSError:
         return False
 
 

@@ -386,3 +386,19 @@ async def test_an_exec_plugin_prompts_on_our_stderr_where_it_is_a_terminal(tmp_p
     with pytest.raises(InputError, match=r"context lab: exec: process returned 3\. denied$"):
         await load_target(_exec_kubeconfig(tmp_path / "fails", "/bin/sh", ["-c", "echo denied >&2; exit 3"]), environ=NO_ENV)
     assert "denied" not in capfd.readouterr().err
+
+
+async def test_an_exec_plugin_named_by_a_relative_path_runs_from_beside_the_kubeconfig(tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl resolves an exec command that names a folder (`./bin/get-token`) against the kubeconfig's folder, as it
+    does tokenFile and certificates; nvcre ran it from the working folder: "No such file or directory" elsewhere."""
+    folder = tmp_path / "cluster"
+    (folder / "bin").mkdir(parents=True)
+    plugin = folder / "bin" / "get-token"
+    plugin.write_text("#!/bin/sh\nprintf '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\",\"kind\":\"ExecCredential\","
+                      "\"status\":{\"token\":\"beside\"}}'\n")
+    plugin.chmod(0o755)
+    path = _exec_kubeconfig(folder / "config", "./bin/get-token", [])
+    monkeypatch.chdir(tmp_path)  # not the kubeconfig's folder
+    target = await load_target(path, environ=NO_ENV)
+    assert target.configuration.api_key["BearerToken"] == "Bearer beside"

@@ -147,6 +147,13 @@ def _absolute_paths(section: str, entry: dict[str, Any], base: Path) -> dict[str
                 fixed[key] = str((base / typed_path(value)).resolve())
             except NoHomeFolder:  # kept as written, as os.path.expanduser kept it: a path beside the kubeconfig
                 fixed[key] = str((base / value).resolve())
+    plugin = fixed.get("exec") if section == "users" else None
+    command = plugin.get("command") if isinstance(plugin, dict) else None
+    # kubectl runs an exec plugin's command that names a folder (./bin/get-token) from beside the kubeconfig, one without
+    # from $PATH; the library ran it from the working folder ("No such file or directory" outside the kubeconfig's).
+    # Joined, not resolved: a program may tell by the name it is run under what to do.
+    if isinstance(plugin, dict) and isinstance(command, str) and os.sep in command and not os.path.isabs(command):
+        fixed["exec"] = {**plugin, "command": os.path.abspath(os.path.join(base, command))}
     return {**entry, body_key: fixed}
 
 

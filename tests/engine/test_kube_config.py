@@ -402,3 +402,15 @@ async def test_an_exec_plugin_named_by_a_relative_path_runs_from_beside_the_kube
     monkeypatch.chdir(tmp_path)  # not the kubeconfig's folder
     target = await load_target(path, environ=NO_ENV)
     assert target.configuration.api_key["BearerToken"] == "Bearer beside"
+
+
+async def test_a_missing_exec_plugin_says_its_install_hint(tmp_path: Path) -> None:
+    """kubectl says a missing plugin's installHint (GKE's kubeconfigs carry how to install gke-gcloud-auth-plugin); nvcre
+    said `[Errno 2] No such file or directory: 'gke-gcloud-auth-plugin'` alone."""
+    path = Path(_exec_kubeconfig(tmp_path / "gke", "nvcre-test-no-such-auth-plugin", []))
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"]["exec"]["installHint"] = "Install it for use with kubectl by following\n  https://example.com/plugin\n"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(InputError, match=r"context lab: exec: executable nvcre-test-no-such-auth-plugin not found; Install it for "
+                                         r"use with kubectl by following https://example\.com/plugin$"):
+        await load_target(str(path), environ=NO_ENV)

@@ -67,14 +67,25 @@ class _BoundedExecProvider(_ExecProvider):
     plugin writes to it, as kubectl lets it: it prompts there (kubelogin's device code, a browser to open, an MFA code),
     and read into a pipe the user never saw what they were waited for, a wait without end on a terminal."""
 
+    def __init__(self, exec_config: Any) -> None:
+        super().__init__(exec_config)
+        hint = exec_config.safe_get("installHint")
+        self.install_hint = hint if isinstance(hint, str) and hint.strip() else None
+
     async def run(self, previous_response: str | None = None) -> Any:
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
                                 "spec": {"interactive": sys.stdout.isatty()}}  # the library's rule
         if previous_response:
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
-        process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
-                                                       stderr=None if _stderr_seen() else asyncio.subprocess.PIPE)
+        try:
+            process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
+                                                           stderr=None if _stderr_seen() else asyncio.subprocess.PIPE)
+        except FileNotFoundError:
+            if self.install_hint is None:
+                raise
+            # kubectl says the kubeconfig's installHint (gke-gcloud-auth-plugin's, kubelogin's): how to get the plugin
+            raise ConfigException(f"exec: executable {self.args[0]} not found; {self.install_hint}") from None
         assert process.stdout is not None
         try:
             stdout, stderr = await asyncio.gather(_bounded(process.stdout, process),

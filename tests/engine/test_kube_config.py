@@ -414,3 +414,36 @@ async def test_a_missing_exec_plugin_says_its_install_hint(tmp_path: Path) -> No
     with pytest.raises(InputError, match=r"context lab: exec: executable nvcre-test-no-such-auth-plugin not found; Install it for "
                                          r"use with kubectl by following https://example\.com/plugin$"):
         await load_target(str(path), environ=NO_ENV)
+
+
+@pytest.mark.parametrize(("stdin_terminal", "mode", "told"), [(True, None, "true"), (True, "IfAvailable", "true"),
+                                                               (True, "Never", "false"), (False, None, "false")])
+async def test_an_exec_plugin_is_told_it_is_interactive_as_kubectl_tells_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                            stdin_terminal: bool, mode: str | None, told: str) -> None:
+    """kubectl tells a plugin it is interactive where stdin is a terminal (and its interactiveMode is not Never); the
+    library told it whether stdout is one, so `report -o json > file` on a terminal told a plugin that could prompt that
+    it could not (stdout here is no terminal either)."""
+    from nvcre_tui.engine.store.kube import client
+
+    monkeypatch.setattr(client, "_stdin_terminal", lambda: stdin_terminal, raising=False)
+    script = ('case "$KUBERNETES_EXEC_INFO" in *\'"interactive": true\'*) t=true;; *) t=false;; esac; '
+              'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}\' "$t"')
+    path = Path(_exec_kubeconfig(tmp_path / "told", "/bin/sh", ["-c", script]))
+    if mode is not None:
+        config = yaml.safe_load(path.read_text())
+        config["users"][0]["user"]["exec"]["interactiveMode"] = mode
+        path.write_text(yaml.safe_dump(config))
+    target = await load_target(str(path), environ=NO_ENV)
+    assert target.configuration.api_key["BearerToken"] == f"Bearer {told}"
+
+
+async def test_an_exec_plugin_that_must_prompt_without_a_terminal_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.engine.store.kube import client
+
+    monkeypatch.setattr(client, "_stdin_terminal", lambda: False, raising=False)
+    path = Path(_exec_kubeconfig(tmp_path / "always", "/bin/true", []))
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"]["exec"]["interactiveMode"] = "Always"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(InputError, match=r"context lab: exec: the plugin's interactiveMode is Always and standard input is not a terminal$"):
+        await load_target(str(path), environ=NO_ENV)

@@ -71,10 +71,15 @@ class _BoundedExecProvider(_ExecProvider):
         super().__init__(exec_config)
         hint = exec_config.safe_get("installHint")
         self.install_hint = hint if isinstance(hint, str) and hint.strip() else None
+        self.interactive_mode = exec_config.safe_get("interactiveMode")
 
     async def run(self, previous_response: str | None = None) -> Any:
-        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential",
-                                "spec": {"interactive": sys.stdout.isatty()}}  # the library's rule
+        # kubectl's rule: interactive where stdin is a terminal, unless the kubeconfig says Never (the library told it
+        # whether stdout is one: `report -o json > file` on a terminal told a plugin that could prompt that it could not)
+        interactive = self.interactive_mode != "Never" and _stdin_terminal()
+        if self.interactive_mode == "Always" and not interactive:
+            raise ConfigException("exec: the plugin's interactiveMode is Always and standard input is not a terminal")
+        info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
         if previous_response:
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
@@ -113,6 +118,14 @@ class _BoundedExecProvider(_ExecProvider):
         if data["apiVersion"] != self.api_version:
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
         return data["status"]
+
+
+def _stdin_terminal() -> bool:
+    """Whether our stdin is a terminal a plugin could prompt on (kube.config's rule for its patience, too)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, AttributeError):
+        return False
 
 
 def _stderr_seen() -> bool:

@@ -425,7 +425,7 @@ async def test_an_exec_plugin_is_told_it_is_interactive_as_kubectl_tells_it(tmp_
     it could not (stdout here is no terminal either)."""
     from nvcre_tui.engine.store.kube import client
 
-    monkeypatch.setattr(client, "_stdin_terminal", lambda: stdin_terminal, raising=False)
+    monkeypatch.setattr(client, "stdin_is_terminal", lambda: stdin_terminal, raising=False)
     script = ('case "$KUBERNETES_EXEC_INFO" in *\'"interactive": true\'*) t=true;; *) t=false;; esac; '
               'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}\' "$t"')
     path = Path(_exec_kubeconfig(tmp_path / "told", "/bin/sh", ["-c", script]))
@@ -440,7 +440,7 @@ async def test_an_exec_plugin_is_told_it_is_interactive_as_kubectl_tells_it(tmp_
 async def test_an_exec_plugin_that_must_prompt_without_a_terminal_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nvcre_tui.engine.store.kube import client
 
-    monkeypatch.setattr(client, "_stdin_terminal", lambda: False, raising=False)
+    monkeypatch.setattr(client, "stdin_is_terminal", lambda: False, raising=False)
     path = Path(_exec_kubeconfig(tmp_path / "always", "/bin/true", []))
     config = yaml.safe_load(path.read_text())
     config["users"][0]["user"]["exec"]["interactiveMode"] = "Always"

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import os
 import ssl
-import sys
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -258,7 +257,7 @@ def _server_problem(server: str) -> str | None:
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                            namespace: str | None) -> KubeTarget:
-    from ..store.kube.client import Configuration, KubeConfigLoader
+    from ..store.kube.client import Configuration, KubeConfigLoader, stdin_is_terminal
 
     merged = merge_kubeconfigs(paths)
     chosen, body = _choose_context(merged, context, where)
@@ -268,7 +267,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
     # An exec plugin without a terminal to prompt on (a script, CI, a pod) that gives nothing for this long is
     # hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
-    limit = EXEC_PLUGIN_SECONDS if user_entry and "exec" in user_entry and not _interactive() else None
+    limit = EXEC_PLUGIN_SECONDS if user_entry and "exec" in user_entry and not stdin_is_terminal() else None
     try:
         await asyncio.wait_for(loader.load_and_set(configuration), limit)
     except TimeoutError:
@@ -317,14 +316,6 @@ CREDENTIAL_FIELDS = ("token", "tokenFile", "client-certificate", "client-certifi
 # The library logs an exec plugin's failure before raising it: the error is ours to tell, in one line.
 logging.getLogger("kubernetes_asyncio.config.kube_config").addHandler(logging.NullHandler())
 logging.getLogger("kubernetes_asyncio.config.kube_config").propagate = False
-
-
-def _interactive() -> bool:
-    """Whether an exec plugin could prompt the user (stdin is a terminal)."""
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (ValueError, AttributeError):
-        return False
 
 
 def _check_tls(configuration: Configuration, where: str, written: Mapping[str, str] | None = None) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ApiClient", "Configuration", "ConfigException", "InClusterConfigLoader", "KubeConfigLoader"]
+__all__ = ["ApiClient", "Configuration", "ConfigException", "InClusterConfigLoader", "KubeConfigLoader", "stdin_is_terminal"]
 
 PLACEHOLDER_HOME = "/nonexistent"  # the conventional home of a user without one; never read
 
@@ -76,7 +76,7 @@ class _BoundedExecProvider(_ExecProvider):
     async def run(self, previous_response: str | None = None) -> Any:
         # kubectl's rule: interactive where stdin is a terminal, unless the kubeconfig says Never (the library told it
         # whether stdout is one: `report -o json > file` on a terminal told a plugin that could prompt that it could not)
-        interactive = self.interactive_mode != "Never" and _stdin_terminal()
+        interactive = self.interactive_mode != "Never" and stdin_is_terminal()
         if self.interactive_mode == "Always" and not interactive:
             raise ConfigException("exec: the plugin's interactiveMode is Always and standard input is not a terminal")
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
@@ -120,8 +120,9 @@ class _BoundedExecProvider(_ExecProvider):
         return data["status"]
 
 
-def _stdin_terminal() -> bool:
-    """Whether our stdin is a terminal a plugin could prompt on (kube.config's rule for its patience, too)."""
+def stdin_is_terminal() -> bool:
+    """Whether our stdin is a terminal a plugin could prompt on: what it is told (spec.interactive), and whether
+    kube.config waits on it without a bound (it may be waiting for a browser login or MFA)."""
     try:
         return sys.stdin is not None and sys.stdin.isatty()
     except (ValueError, AttributeError):

@@ -131,7 +131,7 @@ def stdin_is_terminal() -> bool:
 
 def _stderr_seen() -> bool:
     """Whether what a plugin writes to our stderr (file descriptor 2, whatever sys.stderr is now) reaches a terminal, where
-    the user reads its prompts: also when stdout is not one (`report -o json > file`), where the plugin is told it is not
+    the user reads its prompts: also when stdin is not one (`... < answers`), where the plugin is told it is not
     interactive and a device-code plugin prompts all the same. Elsewhere (CI, a pod) it is read, for the one line of a
     failure."""
     try:

@@ -59,7 +59,9 @@ async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Nam
     print(f"{resource_ref(deployment)} serverside-applied")
     seen = await _seen(store, deployment, clock)
     if seen is False:
-        print(f"Deployment {deployment['metadata']['name']} ({args.image}) in namespace {namespace}: {NO_DEPLOYMENT_CONTROLLER}")
+        # within SEEN_SECONDS: a busy controller-manager may see it later, which `setup status` then says
+        print(f"Deployment {deployment['metadata']['name']} ({args.image}) in namespace {namespace}: {NO_DEPLOYMENT_CONTROLLER} "
+              f"(none in {SEEN_SECONDS:g} s; `nvcre setup status` says if one has since)")
         return EXIT_OK
     who = "its pod is made by the cluster's controller-manager" if seen else "its pod comes from the cluster's controller-manager if it runs one (`nvcre setup status` says)"
     print(f"nvcre controller runs from {args.image} in namespace {namespace} (one replica: the nvcre-engine Lease elects "

@@ -16,8 +16,10 @@ from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store import CERTIFICATION
+from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.store import CERTIFICATION, JOB
 from nvcre_tui.engine.views.failures import category_unblamed, failure_rows
+from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.engine.views.snapshot import Snapshot
 from tests.scenarios.harness import NAMESPACE, catalog, run_case, start_certification
 
@@ -73,5 +75,34 @@ async def test_the_console_lists_the_timeout_among_the_failures_that_blamed_no_n
         assert failure_rows(snapshot, name) == []  # no node among the failed
         [row] = [row for category in view.categories for row in category_unblamed(category)]
         assert row.reason == "no node blamed: TimedOutEverywhere" and row.message.startswith(SAID), row
+    finally:
+        await session.close()
+
+
+async def test_a_job_deleted_by_hand_leaves_its_nodes_as_the_report_says_inconclusive() -> None:
+    """Its group's record keeps blamedFor Timeout; read back (nodestates' gone-Job path) it convicts nobody either."""
+    folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
+    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
+    try:
+        name = await start_certification(session.store, folder / "cert.yaml")
+
+        async def done() -> bool:
+            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
+
+        assert session.engine is not None
+        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+        [job] = (await session.store.list(JOB, NAMESPACE)).items
+        before = node_states(await Snapshot.read(session.store), name)
+        await session.store.delete(JOB, job["metadata"]["name"], NAMESPACE)
+        snapshot = await Snapshot.read(session.store)
+        [workflow] = snapshot.workflows
+        assert not snapshot.jobs and [g["blamedFor"] for r in workflow["status"]["orchestration"]["iterationHistory"]
+                                      for g in r["groups"]] == ["Timeout"]
+        report = build_report(snapshot.certifications[0], snapshot.workflows, [])
+        assert report["failedNodes"] == [] and report["inconclusiveNodes"] == ALL4
+        states = node_states(snapshot, name)
+        assert {node: states[node][0] for node in ALL4} == dict.fromkeys(ALL4, "inconclusive"), states
+        assert "no node blamed: JobTimedOut" in states[ALL4[0]][1], states[ALL4[0]]
+        assert {node: state for node, (state, _) in before.items()} == {node: state for node, (state, _) in states.items()}
     finally:
         await session.close()

@@ -32,6 +32,7 @@ from nvcre_tui.engine.judging.thresholds import diagnosis_values
 from nvcre_tui.engine.units import format_duration
 
 JobBody = TypeVar("JobBody", bound=Mapping[str, Any])
+EntryT = TypeVar("EntryT", bound=Mapping[str, Any])  # a failedNodes entry, as read or as built
 
 # A group's keys the history leaves out: what the group is (the same in every iteration), not how it went.
 STORED_ONLY_WHILE_CURRENT = frozenset({"nodes", "domains", "domainNodeCounts", "overflow"})
@@ -219,7 +220,14 @@ def timed_out_said(workflow: Mapping[str, Any]) -> str | None:
 
 def _convicting(workflow: Mapping[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`entries` less their Timeout blames where the Workflow's runs timed out everywhere (timed_out_everywhere)."""
-    return [e for e in entries if e.get("reason") != TIMEOUT] if entries and timed_out_everywhere(workflow) else entries
+    return timeout_acquitted(entries) if entries and timed_out_everywhere(workflow) else entries
+
+
+def timeout_acquitted(entries: Iterable[EntryT]) -> list[EntryT]:
+    """What blames still convict where a Workflow's runs timed out everywhere (timed_out_everywhere): all but the
+    Timeout ones. The one rule for the Workflow's verdict and the report (_convicting) and for the console's node
+    states, from a Job or, its Job gone, from its group's record (report.nodestates)."""
+    return [e for e in entries if e.get("reason") != TIMEOUT]
 
 
 def blamed_names(workflow: Mapping[str, Any], jobs: Iterable[Mapping[str, Any]]) -> set[str]:

@@ -22,9 +22,9 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, SUCCEEDED, TESTED_NOW,
-                                             TIMEOUT, UNDER_SUSPICION, VALIDATION_FAILED)
+                                             UNDER_SUSPICION, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame, timed_out_everywhere
+from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame, timed_out_everywhere, timeout_acquitted
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.judging.thresholds import diagnosis_values
@@ -183,16 +183,26 @@ def job_marks(job: Obj, judging: str) -> Marks:
         return {node: [("waiting", f"waiting for pods: {waiting}", OVERRIDE)] for node in group_nodes(job)}
     if judging == DIAGNOSE:
         return {}
-    name, members, blamed = _test_name(job), group_nodes(job), job_status(job).get("failedNodes") or []
-    if judging == ACQUITTED:
-        blamed = [f for f in blamed if f.get("reason") != TIMEOUT]
-    if not blamed and job_outcome(job) == FAILED:  # it failed on no node's account: each member ran, proved nothing
-        reason = failure_reason(job)
-        if reason in NOT_RUN:
-            return {node: [("untested", f"in group {name}, which never ran: {reason}", OFFER)] for node in members}
-        detail = f"in failed group {name}, no node blamed: {reason}"
-        return {node: [("inconclusive", detail, OFFER)] for node in members}
-    return _blame_marks(name, members, blamed, failure_reason(job) if blamed else None)
+    blamed = _convicting(job_status(job).get("failedNodes") or [], judging)
+    if blamed or job_outcome(job) == FAILED:
+        return _failed_group_marks(_test_name(job), group_nodes(job), blamed, failure_reason(job))
+    return {}
+
+
+def _convicting(blamed: Sequence[Mapping[str, Any]], judging: str) -> Sequence[Mapping[str, Any]]:
+    """The blames of a Job or of its group's record that convict, as the report counts them: all of them, or, where
+    its category's every run timed out (ACQUITTED), none for the Timeout (controllers.iterations.timeout_acquitted)."""
+    return timeout_acquitted(blamed) if judging == ACQUITTED else blamed
+
+
+def _failed_group_marks(name: str, members: Sequence[str], blamed: Sequence[Mapping[str, Any]], reason: str) -> Marks:
+    """What a failed group says of its members: its blames (_blame_marks), or, where it failed on no node's account,
+    each member ran and proved nothing (inconclusive), or never ran (untested, NOT_RUN)."""
+    if blamed:
+        return _blame_marks(name, members, blamed, reason)
+    if reason in NOT_RUN:
+        return {node: [("untested", f"in group {name}, which never ran: {reason}", OFFER)] for node in members}
+    return {node: [("inconclusive", f"in failed group {name}, no node blamed: {reason}", OFFER)] for node in members}
 
 
 def job_outcome(job: Obj) -> str:
@@ -298,12 +308,15 @@ def _blame_marks(job_name: str, members: Sequence[str], blamed: Sequence[Mapping
 
 
 def _gone_job_marks(category: CategoryView, after: Marks) -> None:
-    """What the Jobs deleted since their groups failed said, from the groups' records (blamedFor, blamedMembers)."""
+    """What the Jobs deleted since their groups failed said, from the groups' records (blamedFor, blamedMembers),
+    read as their Jobs would be (job_marks: a Timeout convicts nobody where every run timed out)."""
     present = set(category.jobs_by_name)
+    judging = _judging(category)
     for group in (*category.groups, *(g for record in category.iterations for g in record.groups)):
         ref = group.get("jobRef")
         if ref and ref not in present and group.get("blamedFor"):
-            for node, found in _blame_marks(ref, group["nodes"], recorded_blame(group, group["nodes"]), failure_reason(None, group)).items():
+            blamed = _convicting(recorded_blame(group, group["nodes"]), judging)
+            for node, found in _failed_group_marks(ref, group["nodes"], blamed, failure_reason(None, group)).items():
                 after.setdefault(node, []).extend(found)
             present.add(ref)  # a current group and its record: one Job
 

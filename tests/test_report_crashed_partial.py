@@ -154,3 +154,18 @@ def test_a_crashed_clique_says_its_reason_not_its_partial_value(tmp_path: Path) 
     code, raw = _run("certification", "report", "crash", *store, "-o", "json")
     [clique] = json.loads(raw)["categories"][0]["cliques"]
     assert clique["busBW"] is None and clique["reason"] == "WorkloadFailed", clique
+
+
+def test_the_history_keeps_no_value_of_the_crashed_run_for_the_node_it_blamed_nor_in_its_job_rows(
+        reports: tuple[str, dict[str, Any], Path]) -> None:
+    """gpu-node-03, blamed for the XID, was archived with the 362.98 GB/s its crash cut short (busBW, measurements and
+    trend), and every node's `jobs` row of the crashed Job carried it: the report reads it as no measurement
+    (report.model.measured_whole), and so does the history."""
+    for node, state in (("gpu-node-03", "failed"), ("gpu-node-01", "inconclusive")):
+        code, raw = _run("history", "node", node, "--history", str(reports[2]), "-o", "json")
+        assert code == 0, raw
+        said = json.loads(raw)
+        [row] = said["certifications"][0]["categories"]
+        assert row["state"] == state and row["measurements"] == {} and row["busBW"] is None, row
+        assert [job["measurements"] for job in row["jobs"]] == [{}], row["jobs"]
+        assert said["trend"] == {}, said["trend"]

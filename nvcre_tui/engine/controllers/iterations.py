@@ -398,6 +398,12 @@ def jobs_run(workflow: Mapping[str, Any], jobs: Iterable[JobBody], refs: Collect
     return [job for job in jobs if job["metadata"]["name"] in ran]
 
 
+def job_groups(workflow: Mapping[str, Any]) -> dict[str, GroupOutcome]:
+    """The record of the group that ran each Job of the Workflow, by the Job's name (how it ended: phase, reason,
+    measurements; its finished iteration's record before a current group's)."""
+    return {ref: group for ref, (_, group) in _groups_run(workflow).items()}
+
+
 def job_refs(workflow: Mapping[str, Any]) -> frozenset[str]:
     """The names of the Jobs the Workflow's groups ran."""
     return frozenset(_groups_run(workflow))

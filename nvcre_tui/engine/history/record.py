@@ -3,7 +3,8 @@
 Per node and category the verdict is the map's (engine/views.node_states over that one Workflow), so the
 archive never blames a node the console would not: a whole multi-node group that missed a threshold is
 `suspect`, not `failed`. Measurements are those of the node's last measured Job in the category (after a
-diagnose bisection, the smallest group it was measured in).
+diagnose bisection, the smallest group it was measured in); a Job whose run crashed or timed out part-way measured
+nothing (report.model.measured_whole, as the report reads it): its row keeps no measurements.
 
 A category is keyed by its title as the report names it (report.readmodel.category_titles: `domain/variant`, numbered
 `#2` where a certification runs the same one again), so two categories of one domain/variant keep a row each. A node
@@ -21,11 +22,11 @@ from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_s
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, job_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
-from nvcre_tui.engine.report.model import category_report, report_of
+from nvcre_tui.engine.report.model import category_report, measured_whole, report_of
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
 from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -122,6 +123,10 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     # Each Job's row and its failures by node, made once per Job: a full-scale Job's 1,024 failed nodes were read (and
     # copied) again for each of its members, 1.5-3.6 s of the console's event loop as a 1,024-node certification finished.
     job_rows: dict[str, tuple[Obj, dict[str, list[Obj]]]] = {}
+    # The Jobs whose values are a whole run's, as the report reads its groups (report.model.measured_whole): a run that
+    # crashed or timed out part-way measured part of a sweep (362.98 GB/s of one an XID stopped), no measurement of
+    # any node, neither in a Job's row nor as a node's value and trend.
+    whole = {ref for ref, group in job_groups(workflow).items() if measured_whole(group)}
     for job in jobs:
         members = group_nodes(job)
         for member in dict.fromkeys(members):
@@ -130,7 +135,8 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
         for failure in job_failures(job):
             failures_of.setdefault(str(failure.get("name")), []).append(failure)
         job_rows[job["metadata"]["name"]] = ({"job": job["metadata"]["name"], "phase": cond.phase(job) or "Pending", "groupSize": len(members),
-                                              "measurements": job_status(job).get("measurements") or {}}, failures_of)
+                                              "measurements": (job_status(job).get("measurements") or {}) if job["metadata"]["name"] in whole else {}},
+                                             failures_of)
     results = []
     for name in involved:
         state, detail = states.get(name, ("untested", ""))
@@ -147,9 +153,9 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
             same = [f["evidence"] for f in (source or {}).get("failures") or [] if f.get("reason") == blame.get("reason") and f.get("evidence")]
             evidence = blame.get("evidence") or (same[-1] if same else [])
         else:
-            # None when every Job it sat in blamed another node: their values are that node's, or a sweep its crash cut
-            # short (235.97 GB/s of a run an XID on another node stopped, archived as this node's and drawn in its trend).
-            last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes")), None)
+            # None when every Job it sat in blamed another node (their values are that node's) or was cut short (a sweep
+            # a crash or timeout stopped: 235.97 GB/s of a run an XID stopped, archived as this node's and drawn in its trend).
+            last = next((job for job in reversed(mine) if not job_status(job).get("failedNodes") and job["metadata"]["name"] in whole), None)
             source = next((row for row in rows if last is not None and row["job"] == last["metadata"]["name"]), None)
             evidence = (job_status(last).get("evidence") if last else None) or []
         measured = dict(source["measurements"]) if source else {}

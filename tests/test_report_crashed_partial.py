@@ -15,6 +15,10 @@ from typing import Any
 import pytest
 
 from nvcre_tui.cli import main
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import load_scenario
+from nvcre_tui.engine.views.nodes import node_history
+from nvcre_tui.engine.views.snapshot import Snapshot
 
 # An XID 51 s into a 4-node full-scale all-reduce: the sweep stops at 362.98 GB/s, short of the ~400 a whole run
 # measures. 420 is within 10% of a whole run (not out of reach) and more than 10% above the partial value.
@@ -169,3 +173,16 @@ def test_the_history_keeps_no_value_of_the_crashed_run_for_the_node_it_blamed_no
         assert row["state"] == state and row["measurements"] == {} and row["busBW"] is None, row
         assert [job["measurements"] for job in row["jobs"]] == [{}], row["jobs"]
         assert said["trend"] == {}, said["trend"]
+
+
+async def test_the_node_screen_shows_no_value_of_the_crashed_run(reports: tuple[str, dict[str, Any], Path]) -> None:
+    """The node screen's Jobs (views.nodes.node_history) read the crashed Job's 362.98 GB/s as each member's value."""
+    folder = reports[2].parent
+    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), folder / "sim.db", history=None, want_engine=False)
+    try:
+        snapshot = await Snapshot.read(session.store)
+        for node in ("gpu-node-03", "gpu-node-01"):
+            [row] = node_history(snapshot, node)
+            assert row["phase"] == "Failed" and row["measurements"] == {}, row
+    finally:
+        await session.close()

@@ -12,10 +12,12 @@ from nvcre_tui.engine.api.bodies import creation_order, group_nodes, job_status,
 from nvcre_tui.engine.api.nodes import node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GROUP, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import job_groups
 from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.planning.discovery import matches_target
 from nvcre_tui.engine.report import nodestates
+from nvcre_tui.engine.report.model import measured_whole
 from nvcre_tui.engine.report.readmodel import pods_pending
 from nvcre_tui.engine.views.diagnosis import diagnose_state, diagnose_verdicts
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
@@ -82,6 +84,9 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             diagnosis = diagnose_state(view) if verdict is not None else None
             cleared = clearance(diagnosis, name) if diagnosis is not None else None  # why it was cleared: its passes, each failure explained
             diagnosing = nodestates.diagnosis_open(view.workflow)
+            # a run cut short by a crash or a timeout measured part of a sweep: no measurement, as the report and the
+            # archive read it (report.model.measured_whole)
+            whole = {ref for ref, group in job_groups(view.workflow).items() if measured_whole(group)} if jobs and view.workflow is not None else set()
             for job in jobs:
                 nodes = group_nodes(job)
                 status = job_status(job)
@@ -96,5 +101,5 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
                                                               waiting=pods_pending(job) is not None, diagnosing=diagnosing),
                              "verdict": verdict,  # where the category's diagnosis left the node (healthy: cleared); None: no diagnosis
                              "clearance": cleared,  # a cleared node's passes and what explained each failure; None: not cleared
-                             "measurements": status.get("measurements") or {}, "failures": failures, "evidence": status.get("evidence") or []})
+                             "measurements": (status.get("measurements") or {}) if job["metadata"]["name"] in whole else {}, "failures": failures, "evidence": status.get("evidence") or []})
     return rows

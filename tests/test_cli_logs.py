@@ -21,6 +21,7 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.cli.logs import follow
+from nvcre_tui.engine.api.vocabulary import SIMULATED
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.outputs import kubelet_prefix
@@ -145,12 +146,15 @@ def _objects(state: Path, job: str) -> dict[str, dict[str, Any]]:
 
 
 async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
-    """The objects a finished run leaves, on the emulator (status as the engine wrote it), and its result pod's log."""
+    """The objects a finished run leaves, on the emulator (status as the engine wrote it), and its result pod's log. The
+    runs are pods' here, not the simulated fleet's: the Simulated condition is left out (its run's log asks for no pod)."""
     admin = await store_on(kubeconfig, SystemClock(), "test-admin")
     kinds: dict[str, ResourceKind] = {"Certification": CERTIFICATION, "Workflow": WORKFLOW, "Job": JOB, "WorkloadRun": WORKLOADRUN}
     try:
         for kind, obj in _objects(state, SLOW).items():
             status = obj.pop("status", None)
+            if status and status.get("conditions"):
+                status["conditions"] = [c for c in status["conditions"] if c.get("type") != SIMULATED]
             meta = obj["metadata"]
             obj["metadata"] = {"name": meta["name"], "namespace": "default", "labels": meta.get("labels") or {},
                                "annotations": meta.get("annotations") or {}}
@@ -425,3 +429,28 @@ async def _console_log_pane(kubeconfig: Path, tmp_path: Path) -> tuple[str, list
         for _ in range(20):  # read in a worker
             await pilot.pause(0.1)
         return app.screen.query_one(LogLines).placeholder, [str(n.message) for n in app._notifications]
+
+
+def test_a_failed_simulated_runs_kept_tail_read_without_the_fleet_says_it_is_simulated(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A failed run the simulated fleet played, read without --sim-runner: its kept tail came headed "the run's pods are
+    gone", which a simulated run never had; and the log was asked of its pods, which a user who may not read pods
+    (nvcre-view alone) was refused. It is headed as the console's log pane heads it, and no pod is asked for."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}],
+                                    "faults": [{"type": "xid", "node": "gpu-node-01"}]}))
+    history = ["--history", str(tmp_path / "h.db")]
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
+                     "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history]) == 1
+        capsys.readouterr()
+        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history]) == 0
+        out = capsys.readouterr().out
+        head, *tail = out.splitlines()
+        assert head.startswith("==> a simulated run, whose output only --sim-runner makes: the last "), head
+        assert tail and "pods are gone" not in out, out
+        # nvcre-view alone: the same, and no pod asked for (refused, with a role to bind for a log no grant gives)
+        alice = asyncio.run(least_privileged(server, kubeconfig, "alice", roles=("nvcre-view",)))
+        server.clear_requests()
+        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(alice), *history]) == 0
+        assert capsys.readouterr() == (out, "")
+        assert not [(r.verb, r.status) for r in server.requests if r.resource == "pods"]

@@ -3,7 +3,8 @@
 The log comes from the session's LogSource (`session.logs.lines(run)`), the one the console's logs screen reads: on the
 simulator the run's output as the simulated fleet plays it, on a cluster the result pod's log (pods/log) with the line
 naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
-pane does. `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); where
+pane does; a run the simulated fleet played, read without it (`played_elsewhere`), asks for no pod and heads that tail
+as the fleet's (`simulated_tail`). `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); where
 no engine holds the Lease (or its holder stopped renewing it; on the simulator, no process holds its store's) it says
 once on stderr that nothing advances the run, and goes on following.
 
@@ -35,7 +36,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_W
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, played_elsewhere, simulated_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
@@ -214,11 +215,13 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
     async def read_log(run: Obj | None, job: Obj) -> tuple[list[str], bool]:
         if run is None:  # not made yet, or gone with its pods: what the Job kept (--follow waited for ever on one that ended)
             return kept_tail(job), not following or bool(kept_tail(job)) or is_terminal(job)
+        finished = run_status(run).get("phase") in (SUCCEEDED, FAILED)
+        if played_elsewhere(run, fleet_here=silence.fleet_here):  # no pod ever held it: none is asked for (as the pane)
+            return simulated_tail(entry.job) if finished else [], finished or not following
         try:
             lines = await session.logs.lines(run)
         except StoreError as error:
             raise InputError(f"logs of job {entry.name}: {_refused(error)}") from None
-        finished = run_status(run).get("phase") in (SUCCEEDED, FAILED)
         if not lines and finished:
             lines = kept_tail(entry.job)
         return lines, finished or not following

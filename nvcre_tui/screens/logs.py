@@ -24,9 +24,9 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SIMULATED_OUTPUT, SUCCEEDED, VALIDATION_FAILED
+from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail
+from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, played_elsewhere, simulated_tail
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -125,8 +125,7 @@ class LogsScreen(NvcreScreen):
             return sentence if self._complete else "Reading the log…"
         if phase == "Running":
             # A simulated run this console does not play: its output never comes here (the sentence says where it does)
-            played_elsewhere = not self._fleet_here and cond.is_true(run, cond.SIMULATED)
-            return (sentence if played_elsewhere else f"{sentence}\n{WILL_APPEAR}") if self._answered else "Reading the log…"
+            return (sentence if played_elsewhere(run, fleet_here=self._fleet_here) else f"{sentence}\n{WILL_APPEAR}") if self._answered else "Reading the log…"
         # Why, as the Job says it: "have not started" alone left the operator to find it two levels down. Wrapped to the
         # pane (its rows are cut at its edge, and the reason comes last).
         width = self.view.log_lines.size.width or WHY_WIDTH
@@ -187,13 +186,13 @@ class LogsScreen(NvcreScreen):
         session = self.nvcre.session
         assert session is not None
         uid = meta_of(run).get("uid")
-        if cond.is_true(run, cond.SIMULATED) and not self._fleet_here:
+        if played_elsewhere(run, fleet_here=self._fleet_here):
             # The simulated fleet played it (--sim-runner, elsewhere): no pod ever held its output, so none is asked
             # for. A viewer that may not list pods was told they are forbidden, and which role to bind, for a log no
             # grant gives; the tail its Job kept is shown as the fleet's, never as a pod's that is gone.
             finished = run_status(run).get("phase") in FINISHED
             if finished and not self._answered:
-                self.view.append_lines(kept_tail(self._job, why=SIMULATED_OUTPUT))
+                self.view.append_lines(simulated_tail(self._job))
                 self._answered = True
             self._complete = finished
             if finished and self._poll is not None:

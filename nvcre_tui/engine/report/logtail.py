@@ -1,5 +1,7 @@
 """Which lines of a log source's answer are new: the logs screen's and `certification logs --follow`'s cursor while
-they follow a running log; and the tail a failed run's Job kept, read where its pods are gone (`kept_tail`).
+they follow a running log; and the tail a failed run's Job kept, read where its pods are gone (`kept_tail`), or where
+no pod ever held it: a run the simulated fleet played, read by a process that does not play it (`played_elsewhere`,
+`simulated_tail`: the pane's and `certification logs`' one test and heading).
 
 A LogSource answers with the log *as it keeps it*, and keeping is bounded: the pod log reader keeps a fixed
 head and a sliding tail (kube/podlogs.py: 2,000 + 20,000 lines), so once a log is longer than that the
@@ -18,11 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import job_status
+from nvcre_tui.engine.api.vocabulary import SIMULATED_OUTPUT
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.parsers import ParseError
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.parsers.nccl import parse_nccl
 
-__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail", "nccl_average_note"]
+__all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail", "nccl_average_note", "played_elsewhere",
+           "simulated_tail"]
 
 GAP_LINE = "[… lines missed here: more arrived between two reads than the log source keeps]"  # where Fresh.gap says so
 
@@ -57,6 +62,18 @@ def kept_tail(job: dict[str, Any] | None, why: str = PODS_GONE) -> list[str]:
     code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
     return [f"==> {why}: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
             f"on {log.get('nodeName') or '?'}{code})", *tail]
+
+
+def played_elsewhere(run: dict[str, Any], *, fleet_here: bool) -> bool:
+    """The simulated fleet played `run` and this process does not (`fleet_here`: session.plays_the_fleet): no pod ever
+    held its output, so none is asked for (a user who may not read pods was refused, and told a role to bind, for a
+    log no grant gives)."""
+    return not fleet_here and cond.is_true(run, cond.SIMULATED)
+
+
+def simulated_tail(job: dict[str, Any] | None) -> list[str]:
+    """`kept_tail` of a run `played_elsewhere`, headed as the fleet's: "the run's pods are gone" told of pods it never had."""
+    return kept_tail(job, why=SIMULATED_OUTPUT)
 
 ANCHOR_LINES = 32   # consecutive lines that must match: a repeated line alone never places the cursor
 HEAD_LINES = 4_096  # first lines remembered, to recognise the same log after a gap

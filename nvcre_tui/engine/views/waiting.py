@@ -12,6 +12,7 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
 from nvcre_tui.engine.controllers.job import pending_bound, pending_left
+from nvcre_tui.engine.report.logtail import played_elsewhere
 from nvcre_tui.engine.report.readmodel import CategoryView, pods_pending
 from nvcre_tui.engine.units import format_duration
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
@@ -71,7 +72,7 @@ def no_output(job: Obj | None, run: Obj | None, now: datetime, *, fleet_here: bo
             return f"No output: the job {str(ended).lower()}{f' ({reason})' if reason else ''} with no WorkloadRun, so it has no log.", None
         return "No output yet: the job has no WorkloadRun yet.", None
     phase = str(run_status(run).get("phase") or "Pending")
-    if phase in (SUCCEEDED, FAILED, "Running") and not fleet_here and cond.is_true(run, cond.SIMULATED):
+    if phase in (SUCCEEDED, FAILED, "Running") and played_elsewhere(run, fleet_here=fleet_here):
         # No pod ever holds it: "neither its pods nor its Job hold any line" read as a log lost.
         said = "is running" if phase == "Running" else phase.lower()
         return f"No output here: the run {said}: {SIMULATED_OUTPUT}; give --sim-runner with the fleet's --scenario to read it.", None

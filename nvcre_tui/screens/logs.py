@@ -191,9 +191,9 @@ class LogsScreen(NvcreScreen):
             # for. A viewer that may not list pods was told they are forbidden, and which role to bind, for a log no
             # grant gives; the tail its Job kept is shown as the fleet's, never as a pod's that is gone.
             finished = run_status(run).get("phase") in FINISHED
-            if finished and not self._answered:
+            if finished and not self._complete:
                 self.view.append_lines(simulated_tail(self._job))
-                self._answered = True
+            self._answered = True  # running too: nothing to read here, which the placeholder says (not "Reading the log…")
             self._complete = finished
             if finished and self._poll is not None:
                 self._poll.pause()

@@ -31,6 +31,7 @@ from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import certifications_take, rbac_refused, with_grant
 from nvcre_tui.engine.informer import Informer
+from nvcre_tui.engine.lease import NO_HOLDER, nothing_advances
 from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
@@ -118,6 +119,8 @@ class NvcreApp(ThemedApp[None]):
         badges: list[str] = []
         if (warning := self.store_warning()) is not None:
             badges.append(warning)
+        if (stalled := self.stall_warning()) is not None:
+            badges.append(stalled)
         badges += self.calm_badges()
         return "  ".join(badges)
 
@@ -128,6 +131,16 @@ class NvcreApp(ThemedApp[None]):
         if cache is not None and (silence := cache.silence()) is not None:
             return f"⚠ {silence}: showing the last known state"
         return None
+
+    def stall_warning(self) -> str | None:
+        """The header's next badge: a viewer sees RUNNING certifications while no engine holds the Lease (its holder
+        died mid-run), so nothing advances them, as the CLI's stderr says (`report`, `list`, `logs --follow`); the
+        viewer badge alone left RUNNING to be read as progress. Short, and before the read-only badge: at 80 columns
+        the header cuts the end. None otherwise."""
+        viewer = self.session.viewer_reason if self.session is not None else None
+        if not viewer or NO_HOLDER not in viewer or self.snapshot is None or not _running(self.snapshot):
+            return None
+        return f"⚠ no engine: {nothing_advances('RUNNING ones', short=True)}"
 
     def calm_badges(self) -> list[str]:
         """The header's other badges, most urgent first: read-only, who holds the engine, the session's title."""

@@ -55,14 +55,15 @@ async def no_engine_note(session: Session, subject: str, pronoun: str = "it", le
         return None
     if holder is not None and holder.live:
         return None
+    from nvcre_tui.engine.lease import nothing_advances
     from nvcre_tui.engine.local_lease import LocalLease
 
     if isinstance(lease, LocalLease):  # a local holder whose process is gone holds nothing either (LocalLease.holder)
         store = getattr(session, "path", None)
         return (f"nvcre: {subject}, but no nvcre process runs the engine on the simulator's store{f' {store}' if store else ''}: "
-                f"nothing advances {pronoun} until one runs (the console `nvcre`, or `nvcre certification run --wait` of {pronoun})")
-    return (f"nvcre: {subject}, but no nvcre engine holds the lease {lease.namespace}/{lease.NAME}: nothing advances "
-            f"{pronoun} until one runs (`nvcre controller`, or the console `nvcre`)")
+                f"{nothing_advances(pronoun)} (the console `nvcre`, or `nvcre certification run --wait` of {pronoun})")
+    return (f"nvcre: {subject}, but no nvcre engine holds the lease {lease.namespace}/{lease.NAME}: "
+            f"{nothing_advances(pronoun)} (`nvcre controller`, or the console `nvcre`)")
 
 
 async def stalled_note(session: Session, certifications: Iterable[Mapping[str, Any]]) -> str | None:

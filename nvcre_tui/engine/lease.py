@@ -34,9 +34,17 @@ from nvcre_tui.engine.store.errors import (AlreadyExists, Conflict, Forbidden, N
 from nvcre_tui.engine.store.protocol import LEASE, ResourceStore
 from nvcre_tui.engine.units import format_age, format_duration
 
-__all__ = ["LEASE_NAME", "LeaseHolder", "EngineLease", "engine_identity", "format_micro_time"]
+__all__ = ["LEASE_NAME", "LeaseHolder", "EngineLease", "engine_identity", "format_micro_time", "NO_HOLDER", "nothing_advances"]
 
 LEASE_NAME = ENGINE_NAME
+NO_HOLDER = "no engine holds the lease"  # a viewer's header, where no live holder has it (describe_holder)
+
+
+def nothing_advances(what: str, *, short: bool = False) -> str:
+    """Why a RUNNING certification is no progress while no engine holds the Lease: `nothing advances <what> until one
+    runs`, as `certification logs --follow`, `report` and `list` say it on stderr (no_engine_note); `short`: without
+    `until one runs`, for the console's header, whose badge must fit 80 columns."""
+    return f"nothing advances {what}" + ("" if short else " until one runs")
 Obj = dict[str, Any]
 
 

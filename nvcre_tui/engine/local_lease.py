@@ -16,7 +16,7 @@ import uuid
 from datetime import datetime
 
 from nvcre_tui.engine.api.vocabulary import INSTALL_NAMESPACE
-from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.lease import NO_HOLDER, EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
 
 __all__ = ["LocalLease", "LEASE_NAMESPACE", "LEASE_SECONDS", "local_identity", "describe_holder"]
@@ -51,7 +51,7 @@ def _process_gone(identity: str) -> bool:
 def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
     """`engine held by run@host/123/ab12cd (renewed 4s ago)`, or that nobody holds it."""
     if holder is None or not holder.live or _process_gone(holder.identity):
-        return "no engine holds the lease"
+        return NO_HOLDER
     renewal = holder.renewal(now)
     # the identity is any text a writer of the Lease chose: never a control sequence on a terminal
     return f"engine held by {printable(holder.identity, newlines=False)}" + (f" ({renewal})" if renewal is not None else "")

@@ -353,8 +353,8 @@ class WallScreen(NvcreScreen):
             title = none_left(self._shown, len(self._seen), last_archived(session.history if session is not None else None), self.nvcre.now())
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
-        warning = self.nvcre.store_warning()
-        self._say("#title", Text("   ".join([*([warning] if warning else []), title, "  ".join(self.nvcre.calm_badges())])))
+        warnings = [said for said in (self.nvcre.store_warning(), self.nvcre.stall_warning()) if said]
+        self._say("#title", Text("   ".join([*warnings, title, "  ".join(self.nvcre.calm_badges())])))
         rack_map = self._show_map(snapshot, every)
         rack_map.set_words({name: state_word(states[name][0], name, suspicion) for name in suspicion})  # its tooltip, as the legend
         faults = infrastructure_faults(snapshot, self.current) if self.current else []

@@ -98,3 +98,50 @@ async def test_the_walls_title_line_says_the_store_warning_before_the_certificat
     finally:
         await viewer.close()
         await holder.close()
+
+
+@pytest.mark.parametrize("wall", [False, True])
+async def test_a_viewer_says_nothing_advances_the_running_ones_when_no_engine_holds_the_lease_at_80_columns(tmp_path: Path, wall: bool) -> None:
+    """Its engine died mid-run: the header said only `viewer: no engine holds the lease` (cut at 80 columns), and RUNNING
+    read as progress; the CLI's stderr says nothing advances them until an engine runs. The header says it first."""
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import certification_body, intra_all_reduce
+
+    holder = await SimSession.open(default_scenario(), tmp_path / "sim.db", history=None)
+    await holder.store.create(CERTIFICATION, certification_body(intra_all_reduce("burn-in")))
+    assert holder.engine is not None
+    await holder.engine.run_until_settled(max_seconds=20)  # running, not finished
+    await holder.close()
+    viewer = await SimSession.open(default_scenario(), tmp_path / "sim.db", history=None, want_engine=False)
+    try:
+        assert viewer.viewer_reason == "viewer: no engine holds the lease"
+        app = NvcreApp(session=viewer, live=False, read_only=True, wall=wall)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            top = screen_lines(app)[0]
+            assert "⚠ no engine: nothing advances RUNNING ones" in top, top
+            assert "👁 viewer: no engine holds the lease" in app.sub_title, app.sub_title
+    finally:
+        await viewer.close()
+
+
+async def test_a_viewer_whose_engine_runs_says_no_stall(tmp_path: Path) -> None:
+    """With a live holder, RUNNING is progress: no such badge."""
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import certification_body, intra_all_reduce
+
+    holder, viewer = await _viewer(tmp_path / "sim.db")
+    try:
+        await holder.store.create(CERTIFICATION, certification_body(intra_all_reduce("burn-in")))
+        assert holder.engine is not None
+        await holder.engine.run_until_settled(max_seconds=20)
+        app = NvcreApp(session=viewer, live=False, read_only=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert app.snapshot is not None and app.snapshot.certifications
+            assert "nothing advances" not in app.sub_title and "👁 viewer: engine held by" in app.sub_title, app.sub_title
+    finally:
+        await viewer.close()
+        await holder.close()

@@ -428,10 +428,11 @@ async def test_the_walls_title_says_at_once_who_holds_the_lease_and_when_the_ser
             await until(pilot, lambda: "engine held by controller-7f9c" in title(), 5.0)
             await other.release()
             await until(pilot, lambda: "no engine holds the lease" in title(), 5.0)
+            assert title().startswith("⚠ no engine: nothing advances RUNNING ones   quiet"), title()  # its engine is gone
             restart = asyncio.create_task(server.restart(down_for=2.0))
             await until(pilot, lambda: "⚠ no answer from the store since" in title(), 10.0)
             await restart
-            await until(pilot, lambda: "⚠" not in title() and "quiet" in title(), 15.0)
+            await until(pilot, lambda: "⚠ no answer" not in title() and "quiet" in title(), 15.0)
         await admin.close()
 
 

@@ -36,7 +36,7 @@ from nvcre_tui.engine.kube.install import schema_refusal
 from nvcre_tui.engine.kube.schemaguard import changed_under, installed_crds, restored
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install
 from nvcre_tui.engine.kube.podlogs import PodLogSource
-from nvcre_tui.engine.lease import EngineLease, LeaseHolder, engine_identity
+from nvcre_tui.engine.lease import NO_HOLDER, EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
@@ -107,7 +107,7 @@ def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
     """`engine held by host-123 (renewed 4s ago)`, or that nobody holds it (the identity neutralised: any writer of
     the Lease chose it; a renewTime ahead of this clock said as such, never a negative age)."""
     if holder is None or not holder.live:
-        return "no engine holds the lease"
+        return NO_HOLDER
     renewal = holder.renewal(now)
     return f"engine held by {printable(holder.identity, newlines=False)}" + (f" ({renewal})" if renewal is not None else "")
 

@@ -505,14 +505,16 @@ class DrilldownScreen(NvcreScreen):
 
     def _certification_detail(self, held: str | None) -> Text:
         """The certification itself (the top line): its summary as the dashboard says it (it said only "Select a
-        category, group or node."), then the keys."""
+        category, group or node."), then the keys that act on it (l, b and n act on a category, group or node line
+        only: listed here, they only said to select one)."""
         text = Text()
         if held:
             label(text, "Deleting", held)
         snapshot = self.nvcre.snapshot
         for key, value in certification_summary(snapshot, self.certification, self.nvcre.now()) if snapshot is not None else []:
             label(text, key, value)
-        text.append("\nf: next failure   l: logs   b: bandwidth   n: node")
+        keys = ["f: next failure", "m: rack map", *(["x: delete"] if self.nvcre.policy.allows("delete_certification") else [])]
+        text.append("\n" + "   ".join(keys))
         return text
 
     @staticmethod

@@ -32,3 +32,20 @@ async def test_the_certification_line_shows_its_summary() -> None:
                              f"Failed nodes {row.failed_nodes}", f"Runtime {row.runtime}",
                              f"Infra faults {fault.node} (communication/nccl-all-reduce)"], lines
         assert row.failed_nodes >= 1 and row.runtime != "-", lines
+
+
+async def test_the_certification_lines_keys_are_those_that_act_on_it() -> None:
+    """Its hint listed `l: logs   b: bandwidth   n: node`, which on the certification's line only say "select a group or
+    node ...": it lists the keys that act there (`x` only where the console may delete)."""
+    for read_only, keys in ((False, "f: next failure   m: rack map   x: delete"), (True, "f: next failure   m: rack map")):
+        app = NvcreApp(session=await session_with(DIAGNOSE, scenario=FABRIC_AND_SLOW_GPU), live=False, read_only=read_only)
+        async with app.run_test(size=(140, 45)) as pilot:
+            screen = await open_drilldown(app, pilot, "isolate")
+            tree = screen.query_one(Tree)
+            tree.focus()
+            await pilot.pause()
+            await pilot.press("home")
+            await pilot.pause()
+            assert tree.cursor_node is tree.root
+            last = str(screen.query_one("#detail").render()).rstrip().splitlines()[-1]
+            assert last.strip() == keys, (read_only, last)

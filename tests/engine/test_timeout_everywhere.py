@@ -8,6 +8,8 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from nvcre_tui.engine.controllers import conditions as cond
@@ -25,6 +27,24 @@ from tests.scenarios.harness import NAMESPACE, catalog, run_case, start_certific
 
 ALL4 = [f"gpu-node-0{i}" for i in range(1, 5)]
 SAID = "no run gave a result within timeoutPerJob 3m (1 run, stopped after 3m"
+
+
+@asynccontextmanager
+async def finished_case() -> AsyncIterator[tuple[SimSession, str]]:
+    """The timeout-shorter-than-run case run to its end on the simulator: the session and the certification's name."""
+    folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
+    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
+    try:
+        name = await start_certification(session.store, folder / "cert.yaml")
+
+        async def done() -> bool:
+            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
+
+        assert session.engine is not None
+        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+        yield session, name
+    finally:
+        await session.close()
 
 
 def test_a_category_whose_every_run_timed_out_blames_the_timeout_not_its_nodes() -> None:
@@ -60,37 +80,17 @@ def test_a_timeout_beside_runs_that_finished_in_time_still_blames_its_group() ->
 
 async def test_the_console_lists_the_timeout_among_the_failures_that_blamed_no_node() -> None:
     """The failures pane and the wall (views.failures.category_unblamed): the category, its reason and the sentence."""
-    folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
-    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
-    try:
-        name = await start_certification(session.store, folder / "cert.yaml")
-
-        async def done() -> bool:
-            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
-
-        assert session.engine is not None
-        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+    async with finished_case() as (session, name):
         snapshot = await Snapshot.read(session.store)
         view = snapshot.views[name]
         assert failure_rows(snapshot, name) == []  # no node among the failed
         [row] = [row for category in view.categories for row in category_unblamed(category)]
         assert row.reason == "no node blamed: TimedOutEverywhere" and row.message.startswith(SAID), row
-    finally:
-        await session.close()
 
 
 async def test_a_job_deleted_by_hand_leaves_its_nodes_as_the_report_says_inconclusive() -> None:
     """Its group's record keeps blamedFor Timeout; read back (nodestates' gone-Job path) it convicts nobody either."""
-    folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
-    session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
-    try:
-        name = await start_certification(session.store, folder / "cert.yaml")
-
-        async def done() -> bool:
-            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
-
-        assert session.engine is not None
-        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+    async with finished_case() as (session, name):
         [job] = (await session.store.list(JOB, NAMESPACE)).items
         before = node_states(await Snapshot.read(session.store), name)
         await session.store.delete(JOB, job["metadata"]["name"], NAMESPACE)
@@ -104,5 +104,3 @@ async def test_a_job_deleted_by_hand_leaves_its_nodes_as_the_report_says_inconcl
         assert {node: states[node][0] for node in ALL4} == dict.fromkeys(ALL4, "inconclusive"), states
         assert "no node blamed: JobTimedOut" in states[ALL4[0]][1], states[ALL4[0]]
         assert {node: state for node, (state, _) in before.items()} == {node: state for node, (state, _) in states.items()}
-    finally:
-        await session.close()

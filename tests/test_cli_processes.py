@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.hangup import default_interrupt
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_IN = str(ROOT / "examples" / "burn-in.yaml")
@@ -89,7 +90,7 @@ def _start_run(tmp_path: Path, *extra: str) -> subprocess.Popen[str]:
     scenario.write_text("name: mid\nnodes:\n  - {count: 64, cliques: 4}\n")  # a run of many engine steps
     process = subprocess.Popen([*NVCRE, "certification", "run", "--cert-file", BURN_IN, "--scenario", str(scenario), "--wait",
                                 "--state", str(tmp_path / "state.db"), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, cwd=ROOT)
+                               text=True, cwd=ROOT, preexec_fn=default_interrupt)
     assert process.stderr is not None
     for line in process.stderr:
         if "Watching certification progress" in line:

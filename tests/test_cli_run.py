@@ -528,32 +528,32 @@ def test_the_default_timeout_allows_a_diagnosis_after_the_iterations() -> None:
     onFailure: diagnose may follow (it used to be left out, and a healthy wait ended 'timed out')."""
     from types import SimpleNamespace
 
-    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, default_timeout
     from nvcre_tui.engine.api.resources import OrchestrationSpec
 
     def rendered(**orchestration: Any) -> list[Any]:
         spec = OrchestrationSpec.model_validate({"execution": {"timeoutPerJob": "1h"}, "iterations": 2, **orchestration})
         return [SimpleNamespace(workflow=SimpleNamespace(spec=SimpleNamespace(orchestration=spec)), groups=[1, 2])]
 
-    plain = _default_timeout(rendered())
+    plain = default_timeout(rendered())
     assert plain == 2 * 3600 * 1.5
-    assert _default_timeout(rendered(onFailure={"diagnose": {}})) == (2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
+    assert default_timeout(rendered(onFailure={"diagnose": {}})) == (2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
 
 
 def test_the_default_timeout_of_a_certification_not_planned_here_counts_its_budgets() -> None:
     """A user who may not list Nodes plans nothing here: `run --wait` followed any certification for 30 minutes, a
     24-hour training too (exit 3 while it ran). Its categories' budgets, known without the nodes, count one round of
     groups each."""
-    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, _default_timeout
+    from nvcre_tui.cli.run.timeout import DIAGNOSE_ROUNDS, default_timeout
     from nvcre_tui.engine.api.options import CategoryOptions
     from nvcre_tui.engine.planning.render import check_certification
 
     catalog = default_catalog()
     cert = certification_for_categories(["training/nemotron5-56b", "communication/nccl-all-reduce"], "t", catalog)
     known = check_certification(cert, catalog, "--category")
-    assert _default_timeout([], known) == (24 + 1) * 3600 * 1.5
+    assert default_timeout([], known) == (24 + 1) * 3600 * 1.5
     cert.spec.categories[1].options = CategoryOptions.model_validate({"onFailure": "diagnose", "repeatCount": 2})
-    assert _default_timeout([], check_certification(cert, catalog, "--category")) == (24 + 2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
+    assert default_timeout([], check_certification(cert, catalog, "--category")) == (24 + 2 + DIAGNOSE_ROUNDS) * 3600 * 1.5
 
 
 def test_a_table_a_script_reads_has_no_padding_after_its_last_word(capsys: pytest.CaptureFixture[str]) -> None:

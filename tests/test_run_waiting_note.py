@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any
 
-from nvcre_tui.cli.run.waiting import WAITING_NOTE_SECONDS, _waiting
+from nvcre_tui.cli.run.waiting import WAITING_NOTE_SECONDS, waiting_lines
 from nvcre_tui.engine.clock import ManualClock, format_time
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
 
@@ -17,7 +17,7 @@ WAITING = "no pods yet (0/33): waiting for the workload's controller (Kubeflow T
 
 
 class Cache:
-    """The few reads `_waiting` makes of a session's cache, over fixed objects."""
+    """The few reads `waiting_lines` makes of a session's cache, over fixed objects."""
 
     def __init__(self, objects: dict[ResourceKind, list[dict[str, Any]]]) -> None:
         self.objects = objects
@@ -64,13 +64,13 @@ def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() ->
     session: Any = waiting_session(clock, {"phase": "Scheduling", "message": WAITING}, {"schedulingStallGraceSeconds": 300})
     told: set[str] = set()
     clock.advance(WAITING_NOTE_SECONDS - 1)
-    assert _waiting(session, "c", "default", told) == []
+    assert waiting_lines(session, "c", "default", told) == []
     clock.advance(1)
-    [line] = _waiting(session, "c", "default", told)
+    [line] = waiting_lines(session, "c", "default", told)
     assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this"
     clock.advance(60)
-    assert _waiting(session, "c", "default", told) == []  # once
-    assert _waiting(session, "other", "default", set()) == []  # another certification's runs are not this one's
+    assert waiting_lines(session, "c", "default", told) == []  # once
+    assert waiting_lines(session, "other", "default", set()) == []  # another certification's runs are not this one's
 
 
 def test_the_waiting_line_says_the_time_left_not_the_whole_bound() -> None:
@@ -79,10 +79,10 @@ def test_the_waiting_line_says_the_time_left_not_the_whole_bound() -> None:
     clock = ManualClock(START)
     session: Any = waiting_session(clock, {"phase": "Scheduling", "message": WAITING}, {"schedulingStallGraceSeconds": 300})
     clock.advance(4 * 60 + 30)
-    [line] = _waiting(session, "c", "default", set())
+    [line] = waiting_lines(session, "c", "default", set())
     assert line.endswith(f"pods not running after 4m30s: {WAITING}; it fails in 30s, after 5m00s of this"), line
     clock.advance(40)  # past the bound, the engine not yet back to fail it
-    [line] = _waiting(session, "c", "default", set())
+    [line] = waiting_lines(session, "c", "default", set())
     assert line.endswith("; it fails now, after 5m00s of this"), line
 
 
@@ -93,7 +93,7 @@ def test_a_run_whose_workload_cannot_be_created_yet_is_told_with_its_timeout_per
     said = "its workload could not be created: TrainJob default/x: Internal error occurred: failed calling webhook"
     session: Any = waiting_session(clock, {"phase": "Pending", "message": said}, {"timeout": "1h"})
     clock.advance(WAITING_NOTE_SECONDS)
-    [line] = _waiting(session, "c", "default", set())
+    [line] = waiting_lines(session, "c", "default", set())
     assert line == f"communication/nccl-all-reduce group-0: pods not running after 30s: {said}; it fails in 59m30s, after 1h00m (timeoutPerJob) of this"
 
 
@@ -121,7 +121,7 @@ async def test_a_long_silence_on_a_cluster_says_where_each_running_category_stan
     for clock, engine, expected in ((SystemClock(), True, True), (ManualClock(START), True, False), (ManualClock(START), None, True)):
         session: Any = Session(clock, Cache({CERTIFICATION: [cert]}), engine)  # type: ignore[arg-type]
         console = Console(file=io.StringIO(), width=300)
-        finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+        finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
         assert not await finished()  # the categories' first states: said
         assert not await finished()  # nothing new since: where they stand
         shown = console.file.getvalue()  # type: ignore[attr-defined]
@@ -150,7 +150,7 @@ async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_
     session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run]}))  # type: ignore[arg-type]
     monkeypatch.setattr(waiting, "WAITING_NOTE_SECONDS", 0.0)
     console = Console(file=io.StringIO(), width=400)
-    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last.startswith("[watch] still running") and "group-0: pods not running after " in last and WAITING in last, last
@@ -200,7 +200,7 @@ async def test_a_category_held_by_another_certification_says_so_once() -> None:
                               "message": held}]}}
     session: Any = Session(ManualClock(START), Cache({CERTIFICATION: [cert]}))
     console = Console(file=io.StringIO(), width=300)
-    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert shown.count(f"communication/nccl-all-reduce: {held} (0s)") == 1, shown
@@ -230,7 +230,7 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
     clock.advance(5 * 60 + 50)
     monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)  # the follower's own seconds: a viewer of a manual clock
     console = Console(file=io.StringIO(), width=400)
-    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished() and not await finished()
     last = console.file.getvalue().splitlines()[-1]  # type: ignore[attr-defined]
     assert last == ("[watch] still running (followed for 0s): communication/nccl-all-reduce group-0: running on 4 node(s) "
@@ -266,7 +266,7 @@ async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why
     session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [first], WORKLOADRUN: [run], JOB: [job]}), None)
     monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)
     console = Console(file=io.StringIO(), width=500)
-    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished()
     clock.advance(WAITING_NOTE_SECONDS)
     assert not await finished() and not await finished()
@@ -292,7 +292,7 @@ async def test_a_store_that_stops_answering_is_said_once_and_again_when_it_answe
     cache = Cache({CERTIFICATION: [cert]})
     session: Any = Session(ManualClock(START), cache)
     console = Console(file=io.StringIO(), width=300)
-    finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
     assert not await finished()
     cache.silent, cache.last_error = "no answer from the store since 19:20:05", "cannot connect to https://10.0.0.1:6443"
     assert not await finished() and not await finished()
@@ -314,10 +314,10 @@ def test_groups_waiting_for_the_same_reason_are_one_line() -> None:
     session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
     clock.advance(WAITING_NOTE_SECONDS)
     told: set[str] = set()
-    assert _waiting(session, "c", "default", told) == [
+    assert waiting_lines(session, "c", "default", told) == [
         f"communication/nccl-all-reduce 5 groups (group-0, group-1, group-2 and 2 more): pods not running after 30s: {WAITING}; "
         "it fails in 4m30s, after 5m00s of this"]
-    assert _waiting(session, "c", "default", told) == []  # each told once
+    assert waiting_lines(session, "c", "default", told) == []  # each told once
 
 
 def test_groups_are_named_in_natural_order() -> None:
@@ -331,5 +331,5 @@ def test_groups_are_named_in_natural_order() -> None:
     jobs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}} for i in order]
     session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
     clock.advance(WAITING_NOTE_SECONDS)
-    [line] = _waiting(session, "c", "default", set())
+    [line] = waiting_lines(session, "c", "default", set())
     assert line.startswith("communication/nccl-all-reduce 6 groups (group-0, group-1, group-2 and 3 more): "), line

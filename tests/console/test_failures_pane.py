@@ -183,7 +183,7 @@ async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blam
     from dataclasses import replace
 
     from nvcre_tui.engine.report import nodestates
-    from nvcre_tui.engine.views.failures import _merge
+    from nvcre_tui.engine.views.failures import merge_blame
 
     # One group's blame is weighed once, not once per member: a group of 1024 blamed together took 0.9 s a redraw.
     weighed: list[str] = []
@@ -202,12 +202,12 @@ async def test_convicted_nodes_come_first_and_a_conviction_outranks_a_group_blam
     suspect = replace(rows[2], category="training/nemotron5-8b", reason="WorkloadFailed")
     convicted = replace(rows[2], category="communication/nccl-loopback", reason="Timeout", state="failed", job="loopback-job")
     merged: dict = {}
-    _merge(merged, suspect)
-    _merge(merged, convicted)
+    merge_blame(merged, suspect)
+    merge_blame(merged, convicted)
     (row,) = merged.values()
     assert (row.state, row.category, row.reason, row.job, row.also) == ("failed", "communication/nccl-loopback", "Timeout",
                                                                          "loopback-job", ("training/nemotron5-8b",))
-    _merge(merged, replace(suspect, category="diagnostics/dcgm-level4"))  # a later group blame only adds a category
+    merge_blame(merged, replace(suspect, category="diagnostics/dcgm-level4"))  # a later group blame only adds a category
     assert merged[row.node].category == "communication/nccl-loopback" and merged[row.node].also[-1] == "diagnostics/dcgm-level4"
 
 

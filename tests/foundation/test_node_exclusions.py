@@ -95,13 +95,13 @@ def test_cluster_info_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_run_category_reads_the_product_of_the_nodes_it_would_use() -> None:
     """A cordoned node of another product made `run --category` refuse the whole fleet."""
-    from nvcre_tui.cli.run.flags import _gpu_product
+    from nvcre_tui.cli.run.flags import gpu_product
     from nvcre_tui.engine.errors import InputError
 
     a100 = node("a-1", product="NVIDIA-A100-SXM4-80GB", cordoned=True)
-    assert _gpu_product([node("h-1"), node("h-2"), a100]) == H100
+    assert gpu_product([node("h-1"), node("h-2"), a100]) == H100
     with pytest.raises(InputError, match="2 products"):  # both usable: still refused
-        _gpu_product([node("h-1"), {**a100, "spec": {}}])
+        gpu_product([node("h-1"), {**a100, "spec": {}}])
 
 
 def test_an_empty_clique_value_is_no_clique() -> None:

@@ -35,7 +35,7 @@ async def test_dropped_watch_streams_are_one_outage_said_once_and_its_end_before
             await cache.start()
             session: Any = SimpleNamespace(clock=clock, cache=cache, store=store, engine=True)
             console = Console(file=io.StringIO(), width=300)
-            finished = progress._progress(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+            finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
             assert not await finished()
             dropping = server.faults.add(Fault(method="GET", query=r"watch=", drop_stream_after=0))
             seen: set[str] = set()

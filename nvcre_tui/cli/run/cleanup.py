@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
 
-async def _cleanup(session: Session, name: str, namespace: str, uid: str, console: Console) -> None:
+async def cleanup_certification(session: Session, name: str, namespace: str, uid: str, console: Console) -> None:
     """--cleanup: delete the certification this run created or followed (by its uid: a namesake made since stays),
     archived first (its pull secret with it), and wait for its children to go. A failure is told in one line and
     leaves the run's exit code."""

@@ -16,11 +16,11 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_OK, registry
 from nvcre_tui.cli.interrupt import stop_on_interrupt
 from nvcre_tui.cli.report import namespace_of
-from nvcre_tui.cli.run.cleanup import _cleanup
-from nvcre_tui.cli.run.flags import _again, _gpu_product, _source
-from nvcre_tui.cli.run.follow import VIEWER_POLL_SECONDS, _follow_to_report, _still_there
+from nvcre_tui.cli.run.cleanup import cleanup_certification
+from nvcre_tui.cli.run.flags import again_flags, gpu_product, source
+from nvcre_tui.cli.run.follow import VIEWER_POLL_SECONDS, follow_to_report, still_there
 from nvcre_tui.cli.run.progress import DeletedWhileFollowed
-from nvcre_tui.cli.run.timeout import _default_timeout
+from nvcre_tui.cli.run.timeout import default_timeout
 from nvcre_tui.cli.session import Told, where_of
 from nvcre_tui.engine.api.nodes import NO_NODES
 from nvcre_tui.engine.api.options import CategoryOptions
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 NODES_WAIT_SECONDS = 10.0
 
 
-async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
-                  login: registry.Login | None = None, told: Told | None = None, known: Sequence[CategoryOptions] = ()) -> int:
+async def run_in(session: Session, args: argparse.Namespace, cert: Any, catalog: Any, timeout: float | None,
+                 login: registry.Login | None = None, told: Told | None = None, known: Sequence[CategoryOptions] = ()) -> int:
     from nvcre_tui.engine.session import SimSession
 
     simulated = isinstance(session, SimSession)
@@ -59,7 +59,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     # A user who may not list Nodes (a team's nvcre-edit binding: no namespaced role grants them) cannot plan here; the
     # engine, which reads them, plans it as it plans every certification (one that cannot run fails, saying why).
     unplanned = not simulated and NODE in session.cache.withheld
-    product = _gpu_product(nodes) if args.category and not unplanned else None
+    product = gpu_product(nodes) if args.category and not unplanned else None
     if product is not None:  # --category: narrowed to the product found, as NVCRE does
         cert.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
         console.print(f"Discovered GPU nodes with product: {escape(printable(product, newlines=False))}")
@@ -67,13 +67,13 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
     if pull_secret is not None:
         registry.reference(cert, pull_secret)
     # fails with exit 2 before anything is created
-    rendered = [] if unplanned else render_certification(cert, nodes, catalog, _source(args))
+    rendered = [] if unplanned else render_certification(cert, nodes, catalog, source(args))
     body = cert.to_wire()
     body["metadata"]["namespace"] = namespace_of(args, session, cert.metadata.namespace)
     body.pop("status", None)
     where = "the simulator" if simulated else session.title
     name, namespace = cert.metadata.name, body["metadata"]["namespace"]
-    again = _again(args, simulated, namespace)
+    again = again_flags(args, simulated, namespace)
     if (otherwise := await session.runs_otherwise()) is not None:
         raise InputError(f"{where}: {otherwise}")  # before anything is created
     session.stamp(body)
@@ -87,7 +87,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         followed = await _same_spec(session, body) if args.wait else None
         if followed is None:
             # the name is blamed where it came from: --name overrides the file's metadata.name, which is not at fault then
-            named = "--name" if args.name is not None else f"{_source(args)}: metadata.name"
+            named = "--name" if args.name is not None else f"{source(args)}: metadata.name"
             raise InputError(f"{named}: certification {name!r} already exists in {where}; use {'another ' if args.name is not None else ''}"
                              f"--name or `nvcre certification report {name}{again}`") from None
         uid = str(followed["metadata"].get("uid") or "")
@@ -102,7 +102,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
         if rbac_refused(error) and not simulated:  # which role grants it, as README's "Users' roles" says
             raise InputError(f"{' '.join(str(error).split())}; {certifications_take('creating', namespace)} (nothing was created)") from None
         # the server refused the certification itself: its file is named; a store that failed (locked, a damaged row) is not its
-        raise InputError(f"{_source(args)}: {error}" if isinstance(error, Invalid) else str(error)) from None
+        raise InputError(f"{source(args)}: {error}" if isinstance(error, Invalid) else str(error)) from None
     if pull_secret is not None and login is not None:
         await _create_pull_secret(session, pull_secret, namespace, name, uid, login)
         console.print(f"Pull secret {pull_secret} for {escape(printable(login.registry, newlines=False))} created, owned by the certification.")
@@ -113,7 +113,7 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
             f"; {_listed(from_the_nodes)} {'come' if len(from_the_nodes) > 1 else 'comes'} from the nodes' GPU architecture and platform"
             if from_the_nodes else "")
         console.print(escape(UNPLANNED + shape + (" (GPU product not narrowed, as --category does with Nodes readable)" if args.category else "")
-                             + (f"; --wait follows it for {format_duration(_default_timeout([], known))} (counted as one "
+                             + (f"; --wait follows it for {format_duration(default_timeout([], known))} (counted as one "
                                 "round of groups: the nodes it finds may make more) unless --timeout"
                                 if args.wait and timeout is None else "")), soft_wrap=True, style="yellow")
     viewer = session.viewer_reason
@@ -137,27 +137,27 @@ async def _run_in(session: Session, args: argparse.Namespace, cert: Any, catalog
                 played = (" --sim-runner" + (f" --scenario {shlex.quote(args.scenario)}" if args.scenario else "")) if args.sim_runner else ""
                 console.print(f"[yellow]No engine keeps running it after this command: pass --wait, or run `nvcre controller{escape(played)}` (README).[/]")
         return EXIT_OK
-    limit = timeout if timeout is not None else _default_timeout(rendered, known if unplanned else ())
+    limit = timeout if timeout is not None else default_timeout(rendered, known if unplanned else ())
     # The handler stays through --cleanup: a second ctrl-c (wherever it lands: a KeyboardInterrupt here, or the
     # cancellation asyncio makes of it) stops at once, the cleanup included.
     with stop_on_interrupt() as stop:
         cleaned = False
         try:
-            return await _follow_to_report(session, args, name, namespace, limit, console, again, stop, told or Told())
+            return await follow_to_report(session, args, name, namespace, limit, console, again, stop, told or Told())
         except DeletedWhileFollowed as deleted:
             if not (args.cleanup and not stop.forced and deleted.held):
                 raise
             # Held by a finalizer: the cleanup's deletion completes it, after which "`nvcre certification delete`
             # completes the deletion" would send the user to do what is done.
             cleaned = True
-            await _cleanup(session, name, namespace, uid, console)
-            if await _still_there(session, name, namespace, uid):
+            await cleanup_certification(session, name, namespace, uid, console)
+            if await still_there(session, name, namespace, uid):
                 raise
             raise InputError(printable(f"{deleted.said}; it was held by {', '.join(deleted.finalizers)}, and --cleanup "
                                        "completed the deletion", newlines=False)) from None
         finally:
             if args.cleanup and not stop.forced and not cleaned:
-                await _cleanup(session, name, namespace, uid, console)
+                await cleanup_certification(session, name, namespace, uid, console)
 
 
 def _from_the_nodes(cert: Any, catalog: Any, known: Sequence[CategoryOptions]) -> list[str]:

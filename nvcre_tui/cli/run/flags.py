@@ -17,7 +17,7 @@ from nvcre_tui.engine.planning.manifest import CATEGORY_FLAG
 from nvcre_tui.engine.printable import printable
 
 
-def _check_name(option: str, value: str) -> None:
+def check_name(option: str, value: str) -> None:
     if not re.fullmatch(DNS_LABEL, value) or len(value) > 63:
         raise InputError(f"{option}: must be a lowercase DNS label (a-z, 0-9, '-', at most 63 characters), got {value!r}")
 
@@ -36,11 +36,11 @@ CATEGORY_OPTION_FLAGS: dict[str, tuple[str, type, str]] = {
 }
 # Taken for NVCRE CLI compatibility and always refused (checkpoint restarts are not implemented): hidden from --help.
 REFUSED_OPTION_FLAGS = frozenset({"--enable-checkpoint", "--max-restarts", "--storage-class"})
-_NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed",
-               "--cleanup": "it deletes the certification once it is followed to its report"}
+NEEDS_WAIT = {"--results-file": "the report is written when the run ends", "--timeout": "it bounds how long the run is followed",
+              "--cleanup": "it deletes the certification once it is followed to its report"}
 
 
-def _category_options(args: argparse.Namespace) -> dict[str, Any]:
+def category_options(args: argparse.Namespace) -> dict[str, Any]:
     """The category options the flags set (wire names); InputError when they come without --category (a file's
     categories carry their own options)."""
     given = {flag: getattr(args, option) for flag, (option, _, _) in CATEGORY_OPTION_FLAGS.items() if getattr(args, option) is not None}
@@ -49,7 +49,7 @@ def _category_options(args: argparse.Namespace) -> dict[str, Any]:
     return {CATEGORY_OPTION_FLAGS[flag][0]: value for flag, value in given.items()}
 
 
-def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
+def again_flags(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
     """The flags that find this certification again (`--state S`, `-n NS` ...), for the commands we advise."""
     flags: list[tuple[str, Any]] = [("--sim", None)] if simulated and getattr(args, "sim", False) else []
     names = ("scenario", "state") if simulated else ("kubeconfig", "context", "install_namespace")
@@ -60,12 +60,12 @@ def _again(args: argparse.Namespace, simulated: bool, namespace: str) -> str:
     return printable(shown, newlines=False)  # advice lines stay one line each
 
 
-def _source(args: argparse.Namespace) -> str:
+def source(args: argparse.Namespace) -> str:
     """Where the Certification came from, for messages: its file, or --category."""
     return str(args.cert_file or CATEGORY_FLAG)
 
 
-def _gpu_product(nodes: list[Any]) -> str | None:
+def gpu_product(nodes: list[Any]) -> str | None:
     """The one GPU product the GPU nodes hold, as NVCRE's `run --category` finds it (None: no GPU node); InputError
     naming them when there are several (a certification compares nodes of one kind)."""
     gpu = [node for node in nodes if is_gpu_node(node)]

@@ -17,7 +17,7 @@ from rich.markup import escape
 from nvcre_tui.cli import EXIT_TIMEOUT
 from nvcre_tui.cli.interrupt import StopRequest
 from nvcre_tui.cli.report import RESULT_EXIT, certification_report, refuse_damaged_rows, write_results
-from nvcre_tui.cli.run.progress import _progress
+from nvcre_tui.cli.run.progress import progress_check
 from nvcre_tui.cli.session import Told
 from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.engine.clock import ManualClock
@@ -38,7 +38,7 @@ WATCH_POLL_SECONDS = 1.0
 VIEWER_POLL_SECONDS = 0.1  # a simulator viewer looks at its certification and the Lease this often (local reads)
 
 
-async def _still_there(session: Session, name: str, namespace: str, uid: str) -> bool:
+async def still_there(session: Session, name: str, namespace: str, uid: str) -> bool:
     """The certification of this uid is still on the store (a namesake made since is another)."""
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
@@ -60,8 +60,8 @@ def _was_its_engine(session: Session) -> bool:
     return not isinstance(session, SimSession) and session.engine is not None
 
 
-async def _follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
-                            console: Console, again: str, stop: StopRequest, told: Told) -> int:
+async def follow_to_report(session: Session, args: argparse.Namespace, name: str, namespace: str, limit: float,
+                           console: Console, again: str, stop: StopRequest, told: Told) -> int:
     """Follow the certification to its end (or `limit`, or ctrl-c), print its report; the exit code."""
     from nvcre_tui.engine.session import SimSession
 
@@ -107,7 +107,7 @@ async def _follow_simulated(session: SimSession, name: str, namespace: str, limi
                             stop: StopRequest, told: Told | None = None) -> bool:
     """On the simulator: run this process's engine while it holds the Lease; as a viewer, follow the holder's
     progress through the store, and take the Lease over when the holder releases it or dies."""
-    finished = _progress(session, name, namespace, console, stop, told)
+    finished = progress_check(session, name, namespace, console, stop, told)
     console.print("\\[watch] Watching certification progress...")
     deadline = session.clock.now() + timedelta(seconds=limit)
 
@@ -138,7 +138,7 @@ async def _watch(session: Session, name: str, namespace: str, limit: float, cons
     """Follow the cache until the certification finishes, `limit` passes or ctrl-c. This process's engine reconciles
     meanwhile, else another engine does; when that one stops renewing the Lease (its process was killed), this process
     takes it over, as on the simulator. A viewer's deadline is real time: its clock moves only with an engine."""
-    finished = _progress(session, name, namespace, console, stop, told)
+    finished = progress_check(session, name, namespace, console, stop, told)
     console.print("\\[watch] Watching certification progress...")
     deadline = time.monotonic() + limit
     next_try = 0.0

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nvcre_tui.cli.interrupt import StopRequest
-from nvcre_tui.cli.run.waiting import STILL_WAITING_SHOWN, _holders_waiting, _running, _waiting
+from nvcre_tui.cli.run.waiting import STILL_WAITING_SHOWN, holders_waiting, running_lines, waiting_lines
 from nvcre_tui.cli.session import Told, tell_notices
 from nvcre_tui.engine.api.bodies import certification_status, orchestration_of
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
@@ -75,7 +75,7 @@ def _cut(text: str, most: int = STILL_RUNNING_CHARS) -> str:
     return text if len(text) <= most else f"{text[:most - 3]}..."
 
 
-def _progress(session: Session, name: str, namespace: str, console: Console, stop: StopRequest, told_notices: Told | None = None) -> Any:
+def progress_check(session: Session, name: str, namespace: str, console: Console, stop: StopRequest, told_notices: Told | None = None) -> Any:
     """A check that prints each category's status change and says whether the certification finished; and the
     session's notices as they come (`told_notices`: those told so far), e.g. the engine's runner tick that fails, said
     once: only `nvcre controller`'s log said it."""
@@ -140,7 +140,7 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             if standing is not None and diagnosing.get(key) != standing:  # a round a minute: said as it narrows
                 diagnosing[key], said = standing, True
                 console.print(f"\\[watch] {escape(printable(key))}: {escape(printable(standing))} ({shown})")
-        for line in _waiting(session, name, namespace, told) + _holders_waiting(session, cert, namespace, told):
+        for line in waiting_lines(session, name, namespace, told) + holders_waiting(session, cert, namespace, told):
             said = True
             console.print(f"[yellow]\\[watch] {escape(printable(line, newlines=False))}[/]", soft_wrap=True)
         if said:
@@ -149,8 +149,8 @@ def _progress(session: Session, name: str, namespace: str, console: Console, sto
             said_at = time.monotonic()
             # why groups wait for their pods, when some do (the categories' own messages are older news), else where
             # each category stands
-            stuck = (_waiting(session, name, namespace, set()) + _running(session, name, namespace)
-                     + _holders_waiting(session, cert, namespace, set()))
+            stuck = (waiting_lines(session, name, namespace, set()) + running_lines(session, name, namespace)
+                     + holders_waiting(session, cert, namespace, set()))
             standing = "; ".join(stuck[:STILL_WAITING_SHOWN]) + (f" (+{len(stuck) - STILL_WAITING_SHOWN} more groups)"
                                                               if len(stuck) > STILL_WAITING_SHOWN else "") if stuck else _standing(cert)
             console.print(f"\\[watch] still running (followed for {elapsed}): {escape(printable(standing, newlines=False))}", soft_wrap=True)

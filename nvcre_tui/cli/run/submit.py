@@ -13,8 +13,8 @@ from typing import Any
 from nvcre_tui.cli import registry
 from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.report import check_results_file, close_session
-from nvcre_tui.cli.run.create import _run_in
-from nvcre_tui.cli.run.flags import CATEGORY_OPTION_FLAGS, _NEEDS_WAIT, _category_options, _check_name, _gpu_product, _source
+from nvcre_tui.cli.run.create import run_in
+from nvcre_tui.cli.run.flags import CATEGORY_OPTION_FLAGS, NEEDS_WAIT, category_options, check_name, gpu_product, source
 from nvcre_tui.cli.session import Told, on_cluster, open_session, scenario_of, state_named_by, state_path_of, tell_notices
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT
 from nvcre_tui.engine.clock import SystemClock
@@ -46,37 +46,37 @@ async def _run(args: argparse.Namespace) -> int:
 
     login = registry.login_of(args, no_pull_secret_on_the_simulator)  # first: its password may be on stdin, which --cert-file - would read
     catalog = default_catalog()
-    options = _category_options(args)
+    options = category_options(args)
     if args.category:
         flags = {option: flag for flag, (option, _, _) in CATEGORY_OPTION_FLAGS.items()}
         cert = certification_for_categories(args.category, datetime.now(UTC).strftime("nvcre-%Y%m%d-%H%M%S"), catalog, options, flags)
     else:
         cert = load_certification(args.cert_file, catalog)
     if args.name is not None:  # given: checked, never dropped (an empty value is the parser's to refuse)
-        _check_name("--name", args.name)
+        check_name("--name", args.name)
         cert.metadata.name = args.name
     for flag, value in (("--results-file", args.results_file), ("--timeout", args.timeout), ("--cleanup", args.cleanup or None)):
         if value is not None and not args.wait:
-            raise InputError(f"{flag}: needs --wait ({_NEEDS_WAIT[flag]})")
+            raise InputError(f"{flag}: needs --wait ({NEEDS_WAIT[flag]})")
     check_results_file(args.results_file, args)
     if args.timeout:
         try:
             timeout = parse_duration(args.timeout)
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
-    file_namespace_agrees(args.namespace, cert.metadata.namespace, _source(args))
+    file_namespace_agrees(args.namespace, cert.metadata.namespace, source(args))
     if getattr(args, "history", None):
         check_history(Path(args.history))
     # What needs no Node is checked before anything is made (--setup too), and for a user who may not read the Nodes
-    known = check_certification(cert, catalog, _source(args))
+    known = check_certification(cert, catalog, source(args))
     if not on_cluster(args):
         state = state_path_of(args)
         check_writable(state, state_named_by(args))  # run writes the simulator's store: find out now
         if not state.exists():  # a plan that cannot run on the scenario's fleet creates no store
             fleet = build_nodes(scenario_of(args))
             if args.category:
-                _gpu_product(fleet)
-            render_certification(cert, fleet, catalog, _source(args))
+                gpu_product(fleet)
+            render_certification(cert, fleet, catalog, source(args))
     if args.setup:
         await _set_up(args)
     if args.sim_runner:
@@ -84,7 +84,7 @@ async def _run(args: argparse.Namespace) -> int:
     session = await open_session(args, catalog, live=False, want_engine=True)
     told = Told(tell_notices(session))
     try:
-        return await _run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, known)
+        return await run_in(session, args, cert, catalog, timeout if args.timeout else None, login, told, known)
     finally:
         await close_session(session, told.count)
 
@@ -107,10 +107,10 @@ async def _plan_before_the_fleet_registers(args: argparse.Namespace, cert: Any, 
         await store.close()
     names = {node["metadata"]["name"] for node in present}
     nodes = [*present, *(node for node in build_nodes(scenario_of(args)) if node["metadata"]["name"] not in names)]
-    planned = cert.model_copy(deep=True)  # as _run_in narrows and plans it, on its own copy
-    if args.category and (product := _gpu_product(nodes)) is not None:
+    planned = cert.model_copy(deep=True)  # as run_in narrows and plans it, on its own copy
+    if args.category and (product := gpu_product(nodes)) is not None:
         planned.spec.target.node_selector[LABEL_GPU_PRODUCT] = product
-    render_certification(planned, nodes, catalog, _source(args))
+    render_certification(planned, nodes, catalog, source(args))
 
 
 async def _set_up(args: argparse.Namespace) -> None:

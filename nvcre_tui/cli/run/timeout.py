@@ -12,7 +12,7 @@ from nvcre_tui.engine.units import MAX_DURATION_SECONDS, parse_duration
 DIAGNOSE_ROUNDS = 8  # the rounds --timeout's default allows a diagnosis (a bound to wait for, not a limit on it)
 
 
-def _default_timeout(rendered: list[Any], unplanned: Sequence[CategoryOptions] = ()) -> float:
+def default_timeout(rendered: list[Any], unplanned: Sequence[CategoryOptions] = ()) -> float:
     """Sum of each category's budget × iterations × rounds of groups, × 1.5, at least 30 minutes. A diagnosis (testScale
     diagnose, or onFailure after the iterations) counts as DIAGNOSE_ROUNDS rounds. A category not planned here (Nodes
     unread: its options as known without them) counts one round of groups: the least its nodes may take."""

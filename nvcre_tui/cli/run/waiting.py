@@ -26,7 +26,7 @@ WAITING_NOTE_SECONDS = 30.0  # run --wait says why a group's pods are not runnin
 STILL_WAITING_SHOWN = 3  # groups waiting for their pods named in that line
 
 
-def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> list[str]:
+def waiting_lines(session: Session, name: str, namespace: str, told: set[str]) -> list[str]:
     """A line for each run of the certification whose pods have not run for WAITING_NOTE_SECONDS, once: why it waits
     (the runner says: no pods made, which nodes the scheduler cannot use) and how long until it fails. An API server
     with no controller makes no pod: the user learns it now, not when the grace ends."""
@@ -59,8 +59,8 @@ def _waiting(session: Session, name: str, namespace: str, told: set[str]) -> lis
     return lines
 
 
-def _holders_waiting(session: Session, cert: Mapping[str, Any], namespace: str, told: set[str]) -> list[str]:
-    """`_waiting`'s lines of the certifications this one's held categories wait for, each after the category it holds:
+def holders_waiting(session: Session, cert: Mapping[str, Any], namespace: str, told: set[str]) -> list[str]:
+    """`waiting_lines` for the certifications this one's held categories wait for, each after the category it holds:
     a category that waits for a certification whose pods never come (no Job controller, no scheduler) said only that it
     waits, for the minutes until that one failed, and the user could not tell it would."""
     statuses = certification_status(cert).get("categoryStatuses") or []
@@ -68,11 +68,11 @@ def _holders_waiting(session: Session, cert: Mapping[str, Any], namespace: str, 
     for key, status in zip(category_titles(statuses), statuses):
         if (holder := held_by(status)) is None:
             continue
-        lines += [f"{key}: waits for certification {holder[0]}, whose {line}" for line in _waiting(session, holder[0], holder[1] or namespace, told)]
+        lines += [f"{key}: waits for certification {holder[0]}, whose {line}" for line in waiting_lines(session, holder[0], holder[1] or namespace, told)]
     return lines
 
 
-def _running(session: Session, name: str, namespace: str) -> list[str]:
+def running_lines(session: Session, name: str, namespace: str) -> list[str]:
     """A line for each run of the certification whose pods run: on how many nodes, for how long, and its bound
     (timeoutPerJob), for the long-silence line: the category's own message ("partitioned into 1 group") is older news
     and does not tell a run that goes on from one that stopped moving."""

@@ -6,7 +6,7 @@ ServiceAccount and RBAC (server-side apply, field manager `nvcre`); `controller`
 controller made.
 
 This module registers the commands; each has its module (crds, install, controller, status, reset), beside what they
-share: shared (flags, messages, the cluster store), preflight (RBAC asked before anything is written), bindings (the
+share: shared (flags, the cluster store), preflight (RBAC asked before anything is written), bindings (the
 cluster-wide bindings installs share), crdwait, nodes (the simulated fleet's Nodes) and namespace (finalisation).
 """
 
@@ -19,7 +19,7 @@ from nvcre_tui.cli.setup.controller import controller_command
 from nvcre_tui.cli.setup.crds import print_crds
 from nvcre_tui.cli.setup.install import init_command
 from nvcre_tui.cli.setup.reset import reset_command
-from nvcre_tui.cli.setup.shared import _seconds
+from nvcre_tui.cli.setup.shared import timeout_seconds
 from nvcre_tui.cli.setup.status import status_command
 
 NAMESPACE_HELP = "the namespace nvcre is installed in: its engine's ServiceAccount, RBAC and Lease (default: nvcre-system)"
@@ -53,7 +53,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     init.add_argument("--sim-runner", action="store_true",
                       help="also let the engine's ServiceAccount write Nodes, for an in-cluster `nvcre controller "
                            "--sim-runner` on a cluster without GPUs (the simulated fleet registers and cordons Nodes)")
-    init.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
+    init.add_argument("--timeout", type=timeout_seconds, default=60.0, metavar="SECONDS",
                       help="how long to wait for the CRDs to be Established (default 60)")
     init.add_argument("--force", action="store_true",
                       help="replace CRDs a newer nvcre installed with this version's older schema (a downgrade), or change "
@@ -91,7 +91,7 @@ def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                     "Workflow, Job and WorkloadRun), the engine's RBAC and ServiceAccount, and the install namespace.")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     reset.add_argument("--force", action="store_true", help="even while certifications are still running or an engine holds the lease")
-    reset.add_argument("--timeout", type=_seconds, default=120.0, metavar="SECONDS",
+    reset.add_argument("--timeout", type=timeout_seconds, default=120.0, metavar="SECONDS",
                        help="how long to wait for the CRDs to be gone (default 120)")
     add_kube_arguments(reset, namespace_help=NAMESPACE_HELP, namespace_flags=INSTALL_FLAGS)
     reset.set_defaults(func=reset_command)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
 
-def _engine_subject(subject: Obj, namespaces: list[str]) -> bool:
+def is_engine_subject(subject: Obj, namespaces: list[str]) -> bool:
     """Whether a binding subject is the engine ServiceAccount of one of `namespaces`."""
     from nvcre_tui.engine.kube.install import ENGINE_NAME
 
@@ -20,7 +20,7 @@ def _engine_subject(subject: Obj, namespaces: list[str]) -> bool:
             and subject.get("namespace") in namespaces)
 
 
-async def _drop_subjects(store: KubeStore, name: str, namespace: str) -> str:
+async def drop_subjects(store: KubeStore, name: str, namespace: str) -> str:
     """Take `namespace`'s engine ServiceAccount out of the cluster-wide binding `name`, which other installs' engines share:
     "deleted" (it named only this one), "updated", or "absent"."""
     from nvcre_tui.engine.store.errors import NotFound
@@ -31,7 +31,7 @@ async def _drop_subjects(store: KubeStore, name: str, namespace: str) -> str:
     except NotFound:
         return "absent"
     subjects = live.get("subjects") or []
-    rest = [subject for subject in subjects if not _engine_subject(subject, [namespace])]
+    rest = [subject for subject in subjects if not is_engine_subject(subject, [namespace])]
     if not rest:
         await store.delete(CLUSTER_ROLE_BINDING, name, None)
         return "deleted"

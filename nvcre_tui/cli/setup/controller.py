@@ -7,7 +7,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli import EXIT_OK
-from nvcre_tui.cli.setup.shared import Obj, _namespace, _on_cluster, _say, resource_ref
+from nvcre_tui.cli.oneline import say
+from nvcre_tui.cli.setup.shared import Obj, install_namespace, on_cluster, resource_ref
 from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.errors import InputError
 
@@ -26,11 +27,11 @@ def controller_command(args: argparse.Namespace) -> int:
     """Print (-o yaml), dry-run or apply the controller's Deployment; its flags checked before any cluster is read."""
     from nvcre_tui.engine.kube.deployment import check_image, controller_deployment
 
-    deployment = controller_deployment(check_image(args.image), _namespace(args))
+    deployment = controller_deployment(check_image(args.image), install_namespace(args))
     if args.output == "yaml":
         print(to_yaml([deployment]), end="")
         return EXIT_OK
-    return asyncio.run(_on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args, clock)))
+    return asyncio.run(on_cluster(args, "controller", lambda store, clock: apply_controller(store, deployment, args, clock)))
 
 
 async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Namespace, clock: Clock) -> int:
@@ -53,7 +54,7 @@ async def apply_controller(store: KubeStore, deployment: Obj, args: argparse.Nam
                          f"there); {where} (nothing applied)")
     await store.apply(DEPLOYMENT, deployment, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
     if args.dry_run:
-        _say(f"{resource_ref(deployment)} serverside-applied (server dry run)")
+        say(f"{resource_ref(deployment)} serverside-applied (server dry run)")
         print(to_yaml([deployment]), end="")
         return EXIT_OK
     print(f"{resource_ref(deployment)} serverside-applied")

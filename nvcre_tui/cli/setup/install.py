@@ -9,10 +9,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK
-from nvcre_tui.cli.setup.bindings import _drop_subjects, _engine_subject
+from nvcre_tui.cli.oneline import say
+from nvcre_tui.cli.setup.bindings import drop_subjects, is_engine_subject
 from nvcre_tui.cli.setup.crdwait import wait_crds, wait_served
-from nvcre_tui.cli.setup.preflight import _refused
-from nvcre_tui.cli.setup.shared import Obj, _namespace, _on_cluster, _say, resource_ref
+from nvcre_tui.cli.setup.preflight import apply_refusal
+from nvcre_tui.cli.setup.shared import Obj, install_namespace, on_cluster, resource_ref
 from nvcre_tui.engine.api.serialize import to_yaml
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
@@ -29,12 +30,12 @@ def init_command(args: argparse.Namespace) -> int:
     from nvcre_tui.engine.kube.config import cluster_configured
     from nvcre_tui.engine.kube.install import install_objects
 
-    objects = install_objects(_namespace(args), simulator=args.sim_runner)
+    objects = install_objects(install_namespace(args), simulator=args.sim_runner)
     if args.dry_run and not cluster_configured(args.kubeconfig):
-        _say("# no cluster configured: offline render, not validated by a server")
+        say("# no cluster configured: offline render, not validated by a server")
         print(to_yaml(objects), end="")
         return EXIT_OK
-    return asyncio.run(_on_cluster(args, "init", lambda store, clock: apply_install(store, clock, objects, args)))
+    return asyncio.run(on_cluster(args, "init", lambda store, clock: apply_install(store, clock, objects, args)))
 
 
 async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, Any]], args: argparse.Namespace,
@@ -46,14 +47,14 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
     def failed(line: str) -> int:
         if raising:
             raise InputError(line)
-        _say(line)
+        say(line)
         return EXIT_FAILED
 
     from nvcre_tui.engine.kube.install import FIELD_MANAGER
     from nvcre_tui.engine.store.errors import NotFound, Timeout, Unavailable
     from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
 
-    namespace = _namespace(args)
+    namespace = install_namespace(args)
     namespace_exists = True
     try:
         found = await store.get(NAMESPACE, namespace)
@@ -63,7 +64,7 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         if not args.dry_run:
             raise
         # configured but not reachable (refused, or no answer): still show what would be applied
-        _say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
+        say(f"# cluster unreachable ({' '.join(error.message.split())}): offline render, not validated by a server")
         print(to_yaml(objects), end="")
         return EXIT_OK
     else:
@@ -105,25 +106,25 @@ async def apply_install(store: KubeStore, clock: Clock, objects: list[dict[str, 
         # An engine holding the Lease runs on the CRDs this would change: said before anything is applied
         if engines := await engines_under(store, clock, [namespace, *installs], installed):
             if args.dry_run:
-                _say(f"nvcre setup init: {change_under(engines, installed)} (a dry run: nothing applied)")
+                say(f"nvcre setup init: {change_under(engines, installed)} (a dry run: nothing applied)")
             elif not getattr(args, "force", False):
                 raise InputError(refusal(engines, installed))
             else:
-                _say(f"nvcre setup init: --force: {change_under(engines, installed)}")
+                say(f"nvcre setup init: --force: {change_under(engines, installed)}")
     # A namespace that was there before (a team's) is used, never claimed: reset leaves it, and what else it holds
     made = made_by_init(found if namespace_exists else None)
     objects = [namespace_object(namespace, made=made) if obj["kind"] == NAMESPACE.kind else obj for obj in objects]
-    if not args.dry_run and (refused := await _refused(store, objects, namespace_exists)) is not None:
+    if not args.dry_run and (refused := await apply_refusal(store, objects, namespace_exists)) is not None:
         raise InputError(f"nvcre setup init: {refused}; setup init needs a cluster admin (nothing applied)")
     suffix = " (server dry run)" if args.dry_run else ""
     for obj in objects:
         kind = kind_of(obj)
         if args.dry_run and kind.namespaced and not namespace_exists:
             # a dry run creates nothing, so objects in the namespace it would create cannot be checked
-            _say(f"{resource_ref(obj)} not validated (namespace {namespace} does not exist yet)")
+            say(f"{resource_ref(obj)} not validated (namespace {namespace} does not exist yet)")
             continue
         await store.apply(kind, obj, field_manager=FIELD_MANAGER, force=True, dry_run=args.dry_run)
-        (_say if args.dry_run else out)(f"{resource_ref(obj)} serverside-applied{suffix}"
+        (say if args.dry_run else out)(f"{resource_ref(obj)} serverside-applied{suffix}"
                                         + ("" if made or kind is not NAMESPACE else " (it existed before: `setup reset` will leave it)"))
     if not args.sim_runner:
         await _revoke_simulator(store, namespace, dry_run=args.dry_run, out=out)
@@ -184,7 +185,7 @@ async def _keep_other_subjects(store: KubeStore, objects: list[Obj], others: lis
                 live = await store.get(CLUSTER_ROLE_BINDING, obj["metadata"]["name"])
             except (NotFound, Forbidden):  # none yet, or not readable (the dry run then says why)
                 live = {}
-            kept = [subject for subject in live.get("subjects") or [] if _engine_subject(subject, others)]
+            kept = [subject for subject in live.get("subjects") or [] if is_engine_subject(subject, others)]
             obj = {**obj, "subjects": [*obj.get("subjects", []), *(s for s in kept if s not in obj.get("subjects", []))]}
         result.append(obj)
     return result
@@ -205,15 +206,15 @@ async def _revoke_simulator(store: KubeStore, namespace: str, *, dry_run: bool =
                 live = await store.get(kind, name)
             except NotFound:
                 continue
-            if any(not _engine_subject(subject, [namespace]) for subject in live.get("subjects") or []):
+            if any(not is_engine_subject(subject, [namespace]) for subject in live.get("subjects") or []):
                 # another install's engine is bound too (an older init left two): only this one's rights go
-                if await _drop_subjects(store, name, namespace) == "updated":
+                if await drop_subjects(store, name, namespace) == "updated":
                     out(f"{resource_ref(obj)} updated: the engine of namespace {namespace} unbound (init without --sim-runner)")
                 return
         try:
             await store.get(kind, name)  # a read first: a fresh install sends no delete
             if dry_run:
-                _say(f"{resource_ref(obj)} would be deleted (init without --sim-runner takes the simulator's Node rights back)")
+                say(f"{resource_ref(obj)} would be deleted (init without --sim-runner takes the simulator's Node rights back)")
                 continue
             await store.delete(kind, name, None)
         except NotFound:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli import EXIT_FAILED, EXIT_OK
-from nvcre_tui.cli.setup.shared import Obj, _say
+from nvcre_tui.cli.oneline import say
+from nvcre_tui.cli.setup.shared import Obj
 from nvcre_tui.engine.clock import Clock
 
 # The engine.kube modules load the Kubernetes client (about half a second): imported inside the commands
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
 
-def _controlled(namespace: Obj) -> bool:
+def controlled(namespace: Obj) -> bool:
     """Whether a namespace controller works on this Terminating namespace: it sets the Namespace*  conditions
     (NamespaceContentRemaining, ...) from its first pass; an API server alone never does."""
     return bool((namespace.get("status") or {}).get("conditions"))
@@ -28,7 +29,7 @@ def _no_namespace_controller(namespace: str) -> str:
             f"holds nothing, remove its finalizer with `{finalize_command(namespace)}`")
 
 
-async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: str, wait: float) -> int:
+async def finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: str, wait: float) -> int:
     """A namespace still Terminating: no namespace controller empties and removes it (an API server alone). When it
     holds nothing, nvcre does the controller's last step (it removes the `kubernetes` finalizer); else it says what
     holds it, and deletes none of that."""
@@ -37,7 +38,7 @@ async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: s
 
     held = await _namespace_contents(store, namespace)
     if held:
-        _say(f"nvcre setup reset: namespace {namespace} is still Terminating after {wait:g}s and holds {', '.join(held)}; "
+        say(f"nvcre setup reset: namespace {namespace} is still Terminating after {wait:g}s and holds {', '.join(held)}; "
              f"`setup init` cannot install into it until it is gone ({_no_namespace_controller(namespace)})")
         return EXIT_FAILED
     try:
@@ -47,8 +48,8 @@ async def _finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: s
         await store.delete(NAMESPACE, namespace)  # with no finalizer left, the delete completes it
     except NotFound:
         pass
-    if await _still_there(store, clock, namespace, wait) is not None:
-        _say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_no_namespace_controller(namespace)})")
+    if await still_there(store, clock, namespace, wait) is not None:
+        say(f"nvcre setup reset: namespace {namespace} is still Terminating ({_no_namespace_controller(namespace)})")
         return EXIT_FAILED
     print(f"namespace/{namespace} finalized: it held nothing, and this API server has no namespace controller to do it")
     return EXIT_OK
@@ -78,7 +79,7 @@ async def _namespace_contents(store: KubeStore, namespace: str) -> list[str]:
     return held
 
 
-async def _still_there(store: KubeStore, clock: Clock, namespace: str, timeout: float, poll: float = 0.5) -> Obj | None:
+async def still_there(store: KubeStore, clock: Clock, namespace: str, timeout: float, poll: float = 0.5) -> Obj | None:
     """The namespace if it is still there (Terminating) after `timeout` seconds, else None."""
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import NAMESPACE

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nvcre_tui.cli.setup.shared import Obj, _say
+from nvcre_tui.cli.oneline import say
+from nvcre_tui.cli.setup.shared import Obj
 from nvcre_tui.engine.api.vocabulary import LABEL_SIMULATED
 from nvcre_tui.engine.units import count, listed
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
 
-async def _simulated_nodes(store: KubeStore) -> tuple[list[Obj], list[str]]:
+async def simulated_nodes(store: KubeStore) -> tuple[list[Obj], list[str]]:
     """The Nodes `--sim-runner` registered, and the names of those labelled simulated that it did not. Registered means
     the simulator itself set their simulated label (the server's managedFields say who set each field, on any API
     server, and for the Nodes an older nvcre registered too): a Node merely labelled simulated (a real one someone
@@ -29,7 +30,7 @@ async def _simulated_nodes(store: KubeStore) -> tuple[list[Obj], list[str]]:
              if (node["metadata"].get("labels") or {}).get(LABEL_SIMULATED) == "true" and not registered_by_simulator(node)])
 
 
-async def _remove_simulated_nodes(store: KubeStore, registered: list[Obj], strangers: list[str]) -> None:
+async def remove_simulated_nodes(store: KubeStore, registered: list[Obj], strangers: list[str]) -> None:
     """Delete the Nodes `--sim-runner` registered (left behind they look like Ready GPU nodes that a later run targets),
     said in one line, not one per Node; one line names those labelled simulated that it did not register, which stay."""
     from nvcre_tui.engine.store.errors import NotFound
@@ -45,5 +46,5 @@ async def _remove_simulated_nodes(store: KubeStore, registered: list[Obj], stran
     if deleted:
         print(f"deleted the {count(len(deleted), 'simulated Node')} --sim-runner registered: {listed(deleted, 3)}")
     if strangers:
-        _say(f"nvcre setup reset: left {count(len(strangers), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
+        say(f"nvcre setup reset: left {count(len(strangers), 'Node')} labelled {LABEL_SIMULATED}=true that the simulator did not "
              f"register (another client set that label): {listed(strangers, 3)}; nvcre never deletes a Node it did not make")

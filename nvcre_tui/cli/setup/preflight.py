@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from nvcre_tui.engine.store.kube import KubeStore
 
 
-async def _refused(store: KubeStore, objects: list[dict[str, Any]], namespace_exists: bool) -> str | None:
+async def apply_refusal(store: KubeStore, objects: list[dict[str, Any]], namespace_exists: bool) -> str | None:
     """Why the server would refuse one of `objects` (RBAC, its escalation check, validation), found before any is
     applied: a server-side dry run of each (RBAC's question where its namespace does not exist yet). A user who may
     apply CRDs but not ClusterRoles left the CRDs, the namespace and the ServiceAccount behind."""
@@ -107,7 +107,7 @@ async def _first_unheld(store: KubeStore, role: Obj, namespace: str | None) -> s
     return None
 
 
-async def _may_not_delete(store: KubeStore, objects: list[dict[str, Any]]) -> str | None:
+async def may_not_delete(store: KubeStore, objects: list[dict[str, Any]]) -> str | None:
     """The first of `objects` RBAC would not let this identity delete ("ClusterRole nvcre-engine"), asked of the server
     before anything goes: a user who may delete the CRDs but not the RBAC took every certification and left the rest."""
     from nvcre_tui.engine.kube.access import allowed

@@ -9,13 +9,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.reset_checks import reset_refusal
-from nvcre_tui.cli.setup.bindings import _drop_subjects
+from nvcre_tui.cli.setup.bindings import drop_subjects
 from nvcre_tui.cli.setup.crdwait import wait_crds
-from nvcre_tui.cli.setup.namespace import _controlled, _finalize_empty_namespace, _still_there
-from nvcre_tui.cli.setup.nodes import _remove_simulated_nodes, _simulated_nodes
-from nvcre_tui.cli.setup.preflight import _may_not_delete
-from nvcre_tui.cli.setup.shared import Obj, _namespace, _on_cluster, _say, resource_ref
+from nvcre_tui.cli.setup.namespace import controlled, finalize_empty_namespace, still_there
+from nvcre_tui.cli.setup.nodes import remove_simulated_nodes, simulated_nodes
+from nvcre_tui.cli.setup.preflight import may_not_delete
+from nvcre_tui.cli.setup.shared import Obj, install_namespace, on_cluster, resource_ref
 from nvcre_tui.engine.clock import Clock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.units import count
@@ -28,14 +29,14 @@ if TYPE_CHECKING:
 
 def reset_command(args: argparse.Namespace) -> int:
     """Remove what init made, after checks and confirmation."""
-    return asyncio.run(_on_cluster(args, "reset", lambda store, clock: remove_install(store, clock, args)))
+    return asyncio.run(on_cluster(args, "reset", lambda store, clock: remove_install(store, clock, args)))
 
 
 def _confirm(question: str) -> bool:
     """Ask on the terminal; without one, refuse (a script must say --yes)."""
     if not sys.stdin or not sys.stdin.isatty():
         raise InputError("nvcre setup reset: refusing to delete without confirmation: stdin is not a terminal; pass --yes")
-    _say(question)
+    say(question)
     print("Continue? [y/N] ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
@@ -49,10 +50,10 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     from nvcre_tui.engine.store.errors import NotFound
     from nvcre_tui.engine.store.protocol import CRD, NAMESPACE, kind_of
 
-    namespace = _namespace(args)
+    namespace = install_namespace(args)
     refusal, running = await reset_refusal(store, clock, namespace, force=args.force)
     if refusal is not None:
-        _say(f"nvcre setup reset: {refusal}")
+        say(f"nvcre setup reset: {refusal}")
         return EXIT_BAD_INPUT
     try:
         existing: dict[str, Any] | None = await store.get(NAMESPACE, namespace)
@@ -72,7 +73,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             f"every namespace ({running} still running), the engine's RBAC, "
             f"{f'nvcre objects in the namespace {namespace} (which stays)' if keep else f'the namespace {namespace}'}, and the "
             "Nodes --sim-runner registered."):
-        _say("nvcre setup reset: nothing deleted")
+        say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = install_objects(namespace, simulator=True)  # the simulator's rights too, if init granted them
     if keep:
@@ -80,11 +81,11 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     # What `setup controller`, the engine and the simulated fleet made in the namespace, before it: a namespace that still holds objects
     # waits for kube-controller-manager to empty it, which a bare API server does not have.
     made = await _made_in(store, namespace)
-    registered, strangers = await _simulated_nodes(store)
+    registered, strangers = await simulated_nodes(store)
     # before the CRDs take every certification along, and before a Lease or a Node goes: nothing half-deleted
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node["metadata"]["name"]}} for node in registered]
-    if (refused := await _may_not_delete(store, [*made, *nodes, *objects])) is not None:
-        _say(f"nvcre setup reset: this user may not delete {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
+    if (refused := await may_not_delete(store, [*made, *nodes, *objects])) is not None:
+        say(f"nvcre setup reset: this user may not delete {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
         return EXIT_BAD_INPUT
     part_of = {resource_ref(obj): part for part, members in install_parts(namespace, simulator=True) for obj in members}
     absent: list[str] = []
@@ -96,7 +97,7 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
             print(f"{resource_ref(leftover)} deleted")
         except NotFound:
             pass
-    await _remove_simulated_nodes(store, registered, strangers)
+    await remove_simulated_nodes(store, registered, strangers)
     await _complete_collector_deletions(store)
     for obj in [*crds, *rest]:
         meta = obj["metadata"]
@@ -113,13 +114,13 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     remaining = await wait_crds(store, clock, [c["metadata"]["name"] for c in crds], lambda crd: not crd.present,
                                 args.timeout)
     if remaining:  # said, and the rest is still removed: the namespace does not wait for the CRDs
-        _say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s: {', '.join(remaining)} "
+        say(f"nvcre setup reset: CRDs still being deleted after {args.timeout:g}s: {', '.join(remaining)} "
              f"({await _what_holds_the_crds(store)})")
     deleted, kept = await delete_leftovers(store)  # no garbage collector (an API server alone) leaves them
     for line in deleted_lines(deleted):
         print(line)
     if kept:
-        _say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
+        say(f"nvcre setup reset: {count(len(kept), 'object')} whose nvcre owners are gone could not be deleted: "
              f"{'; '.join(kept[:3])}{' ...' if len(kept) > 3 else ''}")
     code = EXIT_FAILED if remaining else EXIT_OK
     if keep:
@@ -127,15 +128,15 @@ async def remove_install(store: KubeStore, clock: Clock, args: argparse.Namespac
     if events := await delete_own_events(store, namespace):
         print(f"deleted {count(events, 'Event')} nvcre wrote in namespace {namespace} about the objects reset removed")
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
-    left = await _still_there(store, clock, namespace, wait)
+    left = await still_there(store, clock, namespace, wait)
     if left is None:
         return code
-    if _controlled(left):  # kube-controller-manager is emptying it: pods may take their grace period
-        if await _still_there(store, clock, namespace, max(args.timeout - wait, 0.0)) is not None:
-            _say(f"nvcre setup reset: namespace {namespace} is still being removed by its namespace controller after "
+    if controlled(left):  # kube-controller-manager is emptying it: pods may take their grace period
+        if await still_there(store, clock, namespace, max(args.timeout - wait, 0.0)) is not None:
+            say(f"nvcre setup reset: namespace {namespace} is still being removed by its namespace controller after "
                  f"{args.timeout:g}s (pods ending their grace period, finalizers); `setup init` waits for it to be gone")
         return code
-    return max(code, await _finalize_empty_namespace(store, clock, namespace, wait))
+    return max(code, await finalize_empty_namespace(store, clock, namespace, wait))
 
 
 async def _made_in(store: KubeStore, namespace: str) -> list[Obj]:
@@ -168,7 +169,7 @@ async def _complete_collector_deletions(store: KubeStore) -> None:
     for what in completed:
         print(f"{what} deleted: only a garbage collector removes that finalizer, and the CRDs' deletion waits for it")
     for what in failed:
-        _say(f"nvcre setup reset: could not complete the deletion of {what}")
+        say(f"nvcre setup reset: could not complete the deletion of {what}")
 
 
 async def _what_holds_the_crds(store: KubeStore) -> str:
@@ -198,22 +199,22 @@ async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Name
             f"nvcre is also installed in namespace {elsewhere}: this deletes only "
             f"{f'nvcre objects in the namespace {namespace} (which stays)' if keep else f'the namespace {namespace}'} and its "
             f"engine's place in the cluster-wide bindings; the CRDs, every Certification and the ClusterRoles stay for {elsewhere}."):
-        _say("nvcre setup reset: nothing deleted")
+        say("nvcre setup reset: nothing deleted")
         return EXIT_FAILED
     objects = [obj for obj in install_objects(namespace, simulator=True)
                if kind_of(obj).namespaced or (obj["kind"] == NAMESPACE.kind and existing is not None and not keep)]
     made = await _made_in(store, namespace)
     bindings = [obj["metadata"]["name"] for obj in install_objects(namespace, simulator=True) if obj["kind"] == CLUSTER_ROLE_BINDING.kind]
-    refused = await _may_not_delete(store, [*made, *objects])
+    refused = await may_not_delete(store, [*made, *objects])
     refused = refused and f"delete {refused}"
     for name in bindings:
         if refused is None and await allowed(store, "update", CLUSTER_ROLE_BINDING, None, name) is False:
             refused = f"update ClusterRoleBinding {name}"
     if refused is not None:
-        _say(f"nvcre setup reset: this user may not {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
+        say(f"nvcre setup reset: this user may not {refused} (RBAC); setup reset needs a cluster admin (nothing deleted)")
         return EXIT_BAD_INPUT
     for name in bindings:
-        if await _drop_subjects(store, name, namespace) != "absent":
+        if await drop_subjects(store, name, namespace) != "absent":
             print(f"clusterrolebinding.rbac.authorization.k8s.io/{name} updated: the engine of namespace {namespace} unbound")
     for obj in [*made, *reversed(objects)]:
         meta = obj["metadata"]
@@ -230,10 +231,10 @@ async def _remove_one_of_two(store: KubeStore, clock: Clock, args: argparse.Name
     if keep or existing is None:
         return EXIT_OK
     wait = min(args.timeout, NAMESPACE_WAIT_SECONDS)
-    left = await _still_there(store, clock, namespace, wait)
-    if left is None or _controlled(left):
+    left = await still_there(store, clock, namespace, wait)
+    if left is None or controlled(left):
         return EXIT_OK
-    return await _finalize_empty_namespace(store, clock, namespace, wait)
+    return await finalize_empty_namespace(store, clock, namespace, wait)
 
 
 def _say_absent(absent: list[str], part_of: dict[str, str], namespace: str, *, everything: bool) -> None:

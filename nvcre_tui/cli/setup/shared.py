@@ -1,5 +1,5 @@
-"""What every `nvcre setup` command uses: its --timeout and --install-namespace values, its one-line messages,
-the store on the cluster its flags name, and how kubectl names an object."""
+"""What every `nvcre setup` command uses: its --timeout and --install-namespace values, the store on the cluster its
+flags name (a store error said in one line), and how kubectl names an object."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ USER_AGENT = "nvcre-setup"
 MAX_WAIT_SECONDS = 86_400.0
 
 
-def _seconds(text: str) -> float:
+def timeout_seconds(text: str) -> float:
     """A --timeout value: seconds, >= 0."""
     try:
         value = float(text)
@@ -36,18 +36,14 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _namespace(args: argparse.Namespace) -> str:
+def install_namespace(args: argparse.Namespace) -> str:
     from nvcre_tui.engine.kube.install import INSTALL_NAMESPACE
 
     return check_namespace(args.namespace, "--install-namespace") or INSTALL_NAMESPACE
 
 
-def _say(text: str) -> None:
-    say(text)
-
-
-async def _on_cluster(args: argparse.Namespace, command: str,
-                      body: Callable[[KubeStore, Clock], Awaitable[int]], clock: Clock | None = None) -> int:
+async def on_cluster(args: argparse.Namespace, command: str,
+                     body: Callable[[KubeStore, Clock], Awaitable[int]], clock: Clock | None = None) -> int:
     """Run `body` with a store on the cluster the flags name; a store error (refused, unreachable, unauthorized)
     is one line and exit 2, as for every other command."""
     from nvcre_tui.engine.store.errors import StoreError
@@ -57,7 +53,7 @@ async def _on_cluster(args: argparse.Namespace, command: str,
     try:
         return await body(store, clock)
     except StoreError as error:
-        _say(f"nvcre setup {command}: {' '.join(error.message.split())}")
+        say(f"nvcre setup {command}: {' '.join(error.message.split())}")
         return EXIT_BAD_INPUT
     finally:
         await store.close()

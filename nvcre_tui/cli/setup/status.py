@@ -7,8 +7,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
-from nvcre_tui.cli.setup.shared import _namespace, _on_cluster, _say
+from nvcre_tui.cli.setup.shared import install_namespace, on_cluster
 from nvcre_tui.cli.status_rows import status_rows, unreadable_summary
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.clock import Clock
@@ -21,20 +22,20 @@ if TYPE_CHECKING:
 
 def status_command(args: argparse.Namespace) -> int:
     """Report what is installed; exit 0 when our part is, 1 when not, 2 when not known (a read of it refused)."""
-    return asyncio.run(_on_cluster(args, "status", lambda store, clock: show_status(store, clock, args)))
+    return asyncio.run(on_cluster(args, "status", lambda store, clock: show_status(store, clock, args)))
 
 
 async def show_status(store: KubeStore, clock: Clock, args: argparse.Namespace) -> int:
     from nvcre_tui.engine.kube.status import probe
 
     await store.served_groups()  # credentials the server refuses are one line, not a table of "unknown" rows
-    status = await probe(store, clock, _namespace(args))
+    status = await probe(store, clock, install_namespace(args))
     if args.output == "json":
         print(to_json(status.to_json()))
     else:
         print_table(("CHECK", "STATE", "DETAIL"), status_rows(status))
     if (unread := unreadable_summary(status)) is not None:  # on stderr: stdout stays the table, or JSON
-        _say(f"nvcre setup status: {unread}")
+        say(f"nvcre setup status: {unread}")
     if status.install_unknown:  # a read refused (RBAC) is exit 2, as a refused or unreachable read is for every command
         return EXIT_BAD_INPUT
     return EXIT_OK if status.installed else EXIT_FAILED

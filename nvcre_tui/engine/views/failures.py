@@ -115,13 +115,13 @@ def failure_rows(snapshot: Snapshot, cert_name: str) -> list[FailureRow]:
         memo: dict[tuple[str, str], str] = {}
         for failure in entry.failed_nodes:
             job = index.convicting(failure["name"])
-            _merge(rows, FailureRow(failure["name"], category, failure.get("reason") or "", _measured(failure),
+            merge_blame(rows, FailureRow(failure["name"], category, failure.get("reason") or "", _measured(failure),
                                     failure.get("message") or "", wf["metadata"]["name"], job,
                                     state=_blamed_state(index, job, failure, entry.orchestration, memo)))
     return sorted(rows.values(), key=lambda row: (row.state != "failed", natural_key(row.node)))  # gpu-node-100 after gpu-node-99
 
 
-def _merge(rows: dict[str, FailureRow], row: FailureRow) -> None:
+def merge_blame(rows: dict[str, FailureRow], row: FailureRow) -> None:
     """Add a category's blame of a node: a conviction outranks a blame shared with a group (the row then shows the
     convicting category, and the earlier one among the others)."""
     known = rows.get(row.node)

@@ -158,11 +158,11 @@ async def run_once(nodes: int, open_store: Callable[[ManualClock], Awaitable[tup
     raw, close = await open_store(clock)
     engine_side, fleet_side = CountingStore(raw), CountingStore(raw)
     scn = scenario(nodes)
-    cache = engine_cache(engine_side)  # type: ignore[arg-type]
-    fleet = SimulatedFleet(WriteThroughStore(fleet_side, cache), clock, scn)  # type: ignore[arg-type]
+    cache = engine_cache(engine_side)
+    fleet = SimulatedFleet(WriteThroughStore(fleet_side, cache), clock, scn)
     await fleet.ensure_nodes()
-    runner = TimedRunner(SimulatedRunner(WriteThroughStore(fleet_side, cache), clock, scn, fleet))  # type: ignore[arg-type]
-    engine = Engine(engine_side, clock, default_catalog(), runner, cache=cache)  # type: ignore[arg-type]
+    runner = TimedRunner(SimulatedRunner(WriteThroughStore(fleet_side, cache), clock, scn, fleet))
+    engine = Engine(engine_side, clock, default_catalog(), runner, cache=cache)
     cert = certification_from_text("bench.yaml", CERT, default_catalog()).to_wire()
     cert["metadata"]["namespace"] = "default"
     cert.pop("status", None)

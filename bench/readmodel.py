@@ -190,7 +190,7 @@ class EveryMarkAgain(nodestates.NodeStateModel):
         return {}
 
     @staticmethod
-    def _marks(categories: Any, index: int, role: str, obj: Any, diagnosing: bool, workflows: Any = None) -> nodestates.Marks:
+    def _marks(categories: Any, index: int, role: str, obj: Any, diagnosing: str, workflows: Any = None) -> nodestates.Marks:
         return nodestates.NodeStateModel._marks(categories, index, role, obj, diagnosing, None)
 
 

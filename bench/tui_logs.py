@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
@@ -75,7 +76,7 @@ async def run(count: int, rounds: int) -> dict[str, float]:
     return results
 
 
-def follow_step(lines: list[str]):  # type: ignore[no-untyped-def]
+def follow_step(lines: list[str]) -> Callable[[], Awaitable[None]]:
     """One read of a capped answer with 100 new lines, as the logs screen's LogCursor handles it."""
     head, tail = 2_000, 20_000
     cursor = LogCursor()

@@ -98,7 +98,7 @@ def old_kept(model: NodeStateModel) -> dict[tuple[object, ...], Any]:
     return {}
 
 
-def old_marks(categories: Any, index: int, role: str, obj: Any, diagnosing: bool, workflows: Any = None) -> Any:
+def old_marks(categories: Any, index: int, role: str, obj: Any, diagnosing: str, workflows: Any = None) -> Any:
     """The node-state model before a Workflow's marks were worked out once for both its roles."""
     return NEW_MARKS(categories, index, role, obj, diagnosing, None)
 

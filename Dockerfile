@@ -9,8 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /src
-# What a plain `pip install .` reads: setup.py ships catalog/ and themes/ inside the package.
-COPY pyproject.toml setup.py README.md ./
+# What a plain `pip install .` reads (LICENSE: pyproject's license-files): setup.py ships catalog/ and themes/ inside the package.
+COPY pyproject.toml setup.py README.md LICENSE ./
 COPY nvcre_tui ./nvcre_tui
 COPY catalog ./catalog
 COPY themes ./themes

@@ -42,8 +42,10 @@ def test_it_installs_this_package_from_what_it_copies() -> None:
     copied = [part for word, rest in steps if word == "COPY" for part in rest.split()[:-1]]
     for source in copied:
         assert (ROOT / source).exists(), source
-    # what `pip install .` reads: the build files, the package, and the data setup.py ships inside it
-    assert {"pyproject.toml", "setup.py", "README.md", "nvcre_tui", "catalog", "themes"} <= set(copied)
+    # what `pip install .` reads: the build files, the package, the license files it names, and the data setup.py
+    # ships inside it
+    license_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license-files"]
+    assert {"pyproject.toml", "setup.py", "README.md", *license_files, "nvcre_tui", "catalog", "themes"} <= set(copied)
     [install] = [rest for word, rest in steps if word == "RUN" and "pip install" in rest]
     assert re.search(r"\bpip install \.(\s|$)", install), install
 

@@ -19,17 +19,10 @@ from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.units import parse_duration
+from tests.certifications import on_every_gpu_node
 
 NAMESPACE = "default"
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: t}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - {domain: diagnostics, variant: dcgm-level4, options: OPTIONS}
-"""
+CERT = on_every_gpu_node("{domain: diagnostics, variant: dcgm-level4, options: OPTIONS}")
 
 
 def _least() -> str:

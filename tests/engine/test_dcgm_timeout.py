@@ -14,17 +14,10 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import check_certification, render_certification
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
 from nvcre_tui.engine.workloads import workload_manifests
+from tests.certifications import on_every_gpu_node
 from tests.workloads.matrix import placement, run_spec
 
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: t}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - {domain: diagnostics, variant: dcgm-level4, options: OPTIONS}
-"""
+CERT = on_every_gpu_node("{domain: diagnostics, variant: dcgm-level4, options: OPTIONS}")
 ENTRY = "diagnostics/dcgm-level4"
 
 

@@ -13,16 +13,9 @@ from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
+from tests.certifications import on_every_gpu_node
 
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: t}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - {domain: training, variant: VARIANT, options: OPTIONS}
-"""
+CERT = on_every_gpu_node("{domain: training, variant: VARIANT, options: OPTIONS}")
 
 
 def l40s_nodes(*allocatable: dict[str, str]) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from nvcre_tui.engine.sim.outputs.training import write_megatron_log
 from nvcre_tui.engine.sim.physics import UNLIMITED_STEPS, PlanError, RunPlan
 from nvcre_tui.engine.planning.render import render_certification
 from nvcre_tui.engine.sim.scenario import build_nodes, default_scenario
+from tests.certifications import on_every_gpu_node
 
 from .helpers import ALL_NODES, plan, training_plan, training_run
 
@@ -73,15 +74,7 @@ def test_no_step_limit_without_an_exit_duration_is_a_plan_error() -> None:
         plan(DEFAULT, training_run("t", ALL_NODES[:8], iters=-1))
 
 
-CERT = """
-apiVersion: nvcre.nvidia.com/v1alpha1
-kind: Certification
-metadata: {name: t}
-spec:
-  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
-  categories:
-    - {domain: training, variant: nemotron5-8b, options: {maxSteps: STEPS}}
-"""
+CERT = on_every_gpu_node("{domain: training, variant: nemotron5-8b, options: {maxSteps: STEPS}}")
 
 
 @pytest.mark.parametrize("steps", [0, 5, 9, 10, 15, 19])

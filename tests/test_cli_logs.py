@@ -383,25 +383,41 @@ def test_follow_of_a_finished_job_without_a_run_ends(burned: Path, tmp_path: Pat
     assert out == "" and err.startswith("No output: the job succeeded") and "with no WorkloadRun" in err, err
 
 
+def _one_node_fleet(tmp_path: Path, *faults: dict[str, Any]) -> Path:
+    """A scenario file of one node (and `faults`), for --sim-runner --scenario."""
+    scenario = tmp_path / "fleet.yaml"
+    fleet: dict[str, Any] = {"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}]}
+    scenario.write_text(json.dumps({**fleet, "faults": list(faults)} if faults else fleet))
+    return scenario
+
+
+def _play(kubeconfig: Path, scenario: Path, history: list[str]) -> int:
+    """`run --wait` of certification played (nccl-loopback) by the simulated fleet of `scenario`: its exit code."""
+    return main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
+                 "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history])
+
+
+def _played_log(kubeconfig: Path, history: list[str], *extra: str) -> list[str]:
+    """`logs` of played's run on its one node."""
+    return ["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history, *extra]
+
+
 def test_a_simulated_runs_log_read_without_the_fleet_says_which_flag_makes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A walkthrough ran a certification with --sim-runner, then `logs` without it: "No output: the run succeeded, and
     neither its pods nor its Job hold any line of its log", as if the log were lost. No pod ever holds a simulated run's
     output: only the simulated fleet makes it, as `report -o html` says. The line says so, and how to read it."""
-    scenario = tmp_path / "fleet.yaml"
-    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}]}))
+    scenario = _one_node_fleet(tmp_path)
     history = ["--history", str(tmp_path / "h.db")]
     with installed_in_thread(tmp_path) as (server, kubeconfig):
-        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
-                     "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history]) == 0
+        assert _play(kubeconfig, scenario, history) == 0
         capsys.readouterr()
-        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history]) == 0
+        assert main(_played_log(kubeconfig, history)) == 0
         out, err = capsys.readouterr()
         assert out == ""
         assert err == ("No output here: the run succeeded: a simulated run, whose output only --sim-runner makes; give "
                        "--sim-runner with the fleet's --scenario to read it.\n"), err
         # with the fleet, the whole output
-        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history,
-                     "--sim-runner", "--scenario", str(scenario)]) == 0
+        assert main(_played_log(kubeconfig, history, "--sim-runner", "--scenario", str(scenario))) == 0
         assert "# Avg bus bandwidth" in capsys.readouterr().out
         # The console's log pane of a user who may read certifications and not pods (nvcre-view alone) says the same, and
         # asks for no pod: it listed the pods, was refused, and named the role to bind for a log no pod ever held.
@@ -435,15 +451,12 @@ def test_a_failed_simulated_runs_kept_tail_read_without_the_fleet_says_it_is_sim
     """A failed run the simulated fleet played, read without --sim-runner: its kept tail came headed "the run's pods are
     gone", which a simulated run never had; and the log was asked of its pods, which a user who may not read pods
     (nvcre-view alone) was refused. It is headed as the console's log pane heads it, and no pod is asked for."""
-    scenario = tmp_path / "fleet.yaml"
-    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1, "cliques": 1}],
-                                    "faults": [{"type": "xid", "node": "gpu-node-01"}]}))
+    scenario = _one_node_fleet(tmp_path, {"type": "xid", "node": "gpu-node-01"})
     history = ["--history", str(tmp_path / "h.db")]
     with installed_in_thread(tmp_path) as (server, kubeconfig):
-        assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--sim-runner", "--scenario", str(scenario),
-                     "--category", "communication/nccl-loopback", "--name", "played", "--wait", *history]) == 1
+        assert _play(kubeconfig, scenario, history) == 1
         capsys.readouterr()
-        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(kubeconfig), *history]) == 0
+        assert main(_played_log(kubeconfig, history)) == 0
         out = capsys.readouterr().out
         head, *tail = out.splitlines()
         assert head.startswith("==> a simulated run, whose output only --sim-runner makes: the last "), head
@@ -451,6 +464,6 @@ def test_a_failed_simulated_runs_kept_tail_read_without_the_fleet_says_it_is_sim
         # nvcre-view alone: the same, and no pod asked for (refused, with a role to bind for a log no grant gives)
         alice = asyncio.run(least_privileged(server, kubeconfig, "alice", roles=("nvcre-view",)))
         server.clear_requests()
-        assert main(["certification", "logs", "played", "--node", "gpu-node-01", "--kubeconfig", str(alice), *history]) == 0
+        assert main(_played_log(alice, history)) == 0
         assert capsys.readouterr() == (out, "")
         assert not [(r.verb, r.status) for r in server.requests if r.resource == "pods"]

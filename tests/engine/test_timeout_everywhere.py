@@ -12,18 +12,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.report.model import build_report
-from nvcre_tui.engine.store import CERTIFICATION, JOB
+from nvcre_tui.engine.store import JOB
 from nvcre_tui.engine.views.failures import category_unblamed, failure_rows
 from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.engine.views.snapshot import Snapshot
-from tests.scenarios.harness import NAMESPACE, catalog, run_case, start_certification
+from tests.scenarios.harness import NAMESPACE, catalog, certify_to_end, run_case
 
 ALL4 = [f"gpu-node-0{i}" for i in range(1, 5)]
 SAID = "no run gave a result within timeoutPerJob 3m (1 run, stopped after 3m"
@@ -35,13 +34,8 @@ async def finished_case() -> AsyncIterator[tuple[SimSession, str]]:
     folder = Path("tests/cases/scenarios/timeout-shorter-than-run")
     session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
     try:
-        name = await start_certification(session.store, folder / "cert.yaml")
-
-        async def done() -> bool:
-            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
-
-        assert session.engine is not None
-        assert await session.engine.run_until_settled(until=done, max_seconds=6 * 3600)
+        name, finished = await certify_to_end(session, folder / "cert.yaml", max_seconds=6 * 3600)
+        assert finished
         yield session, name
     finally:
         await session.close()

@@ -15,13 +15,12 @@ import pytest
 
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.options import MAX_NODES
-from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.kubernetes.create import placement
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import JOB, NODE, WORKLOADRUN
 from nvcre_tui.engine.workloads import workload_manifests, workload_name
-from tests.scenarios.harness import NAMESPACE, RUN_LIMIT_SECONDS, catalog, start_certification
+from tests.scenarios.harness import NAMESPACE, catalog, certify_to_end
 from tests.workloads.schema import pod_specs
 
 TAINT = {"key": "dedicated", "value": "burn-in", "effect": "NoSchedule"}
@@ -42,13 +41,8 @@ async def _run(tmp_path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
     (tmp_path / "cert.yaml").write_text(json.dumps(CERT))
     session = await SimSession.open(load_scenario(tmp_path / "scenario.yaml"), None, catalog())
     try:
-        name = await start_certification(session.store, tmp_path / "cert.yaml")
-
-        async def terminal() -> bool:
-            return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
-
-        assert session.engine is not None
-        assert await session.engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
+        _, finished = await certify_to_end(session, tmp_path / "cert.yaml")
+        assert finished
         jobs = (await session.store.list(JOB, NAMESPACE)).items
         runs = (await session.store.list(WORKLOADRUN, NAMESPACE)).items
         nodes = [await session.store.get(NODE, n) for n in ("gpu-node-01", "gpu-node-02")]

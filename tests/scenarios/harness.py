@@ -78,6 +78,18 @@ async def start_certification(store: ResourceStore, cert_path: Path) -> str:
     return str(cert["metadata"]["name"])
 
 
+async def certify_to_end(session: SimSession, cert_path: Path, max_seconds: float = RUN_LIMIT_SECONDS) -> tuple[str, bool]:
+    """Start the certification of `cert_path` and run the session's engine until it ends (or `max_seconds` of
+    simulated time pass): its name, and whether it ended."""
+    name = await start_certification(session.store, cert_path)
+
+    async def terminal() -> bool:
+        return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
+
+    assert session.engine is not None  # opened with want_engine (the default): this process runs the engine
+    return name, await session.engine.run_until_settled(until=terminal, max_seconds=max_seconds)
+
+
 async def snapshot(store: ResourceStore) -> dict[str, list[Obj]]:
     """Every object of the kinds a report and the claims read."""
     kinds = (CERTIFICATION, WORKFLOW, JOB, WORKLOADRUN, CONFIGMAP, EVENT)
@@ -97,13 +109,7 @@ async def _run(case: str) -> CaseRun:
     folder = CASES / case
     session = await SimSession.open(load_scenario(folder / "scenario.yaml"), None, catalog())
     guard = Untouched(session.cache)
-    name = await start_certification(session.store, folder / "cert.yaml")
-
-    async def terminal() -> bool:
-        return cond.is_terminal(await session.store.get(CERTIFICATION, name, NAMESPACE))
-
-    assert session.engine is not None  # opened with want_engine (the default): this process runs the engine
-    finished = await session.engine.run_until_settled(until=terminal, max_seconds=RUN_LIMIT_SECONDS)
+    name, finished = await certify_to_end(session, folder / "cert.yaml")
     objects = await snapshot(session.store)
     return CaseRun(case, report_from(objects, name), finished, objects, guard.check_all())
 

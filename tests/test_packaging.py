@@ -1,4 +1,4 @@
-"""A plain (non-editable) install must carry catalog/ and themes/: build the wheel and look inside."""
+"""A plain (non-editable) install must carry catalog/ and themes/, and the license: build the wheel and look inside."""
 
 from __future__ import annotations
 
@@ -20,3 +20,8 @@ def test_wheel_ships_catalog_and_themes(tmp_path: Path) -> None:
         assert f"nvcre_tui/_data/themes/{theme}" in names
     assert "nvcre_tui/app.tcss" in names
     assert any(name.endswith("entry_points.txt") for name in names)
+    # the license as PEP 639 has it (pyproject's SPDX expression and license-files), not the deprecated License: text
+    [metadata] = [name for name in names if name.endswith(".dist-info/METADATA")]
+    fields = zipfile.ZipFile(wheel).read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    assert "License-Expression: Apache-2.0" in fields and "License-File: LICENSE" in fields, fields
+    assert metadata.replace("METADATA", "licenses/LICENSE") in names

@@ -84,7 +84,10 @@ class _BoundedExecProvider(_ExecProvider):
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
         try:
-            process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None, stdout=asyncio.subprocess.PIPE,
+            # stdin is the plugin's only where it is told it is interactive, as client-go gives it (else /dev/null): one
+            # told otherwise that reads it anyway took what was piped to nvcre, or the keys typed at the terminal
+            process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None if interactive else asyncio.subprocess.DEVNULL,
+                                                           stdout=asyncio.subprocess.PIPE,
                                                            stderr=None if _stderr_seen() else asyncio.subprocess.PIPE)
         except FileNotFoundError:
             if self.install_hint is None:

@@ -1,0 +1,64 @@
+"""Exec credential plugins as client-go runs them: what they are given of nvcre's terminal (stdin, stderr)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre_tui.engine.kube import load_target
+
+NO_ENV: dict[str, str] = {"HOME": "/nonexistent-home"}
+CREDENTIAL = '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t-1"}}'
+
+
+def exec_kubeconfig(path: Path, script: str, **exec_fields: str) -> str:
+    """A kubeconfig whose user's exec plugin is `sh -c script`."""
+    plugin = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "/bin/sh", "args": ["-c", script], **exec_fields}
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "lab",
+                                    "clusters": [{"name": "lab", "cluster": {"server": "https://127.0.0.1:6443"}}],
+                                    "contexts": [{"name": "lab", "context": {"cluster": "lab", "user": "u"}}],
+                                    "users": [{"name": "u", "user": {"exec": plugin}}]}))
+    return str(path)
+
+
+@contextmanager
+def stdin_holding(text: bytes) -> Iterator[None]:
+    """File descriptor 0 a pipe holding `text` (what `... | nvcre` gives it), restored after."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, text)
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    os.close(read_end)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+async def test_a_plugin_not_told_it_is_interactive_is_not_given_our_stdin(tmp_path: Path) -> None:
+    """client-go gives a plugin stdin only where it is interactive; nvcre gave it always, so one that reads it (told it
+    may not prompt) took what was piped to nvcre, or what the user typed."""
+    taken = tmp_path / "taken"
+    script = f"head -c 64 > '{taken}'; printf '%s' '{CREDENTIAL}'"
+    with stdin_holding(b"piped to nvcre"):
+        target = await load_target(exec_kubeconfig(tmp_path / "config", script), environ=NO_ENV)
+        assert os.read(0, 64) == b"piped to nvcre"  # still ours
+    assert target.configuration.api_key["BearerToken"] == "Bearer t-1"
+    assert taken.read_bytes() == b""
+
+
+async def test_a_plugin_told_it_is_interactive_reads_our_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nvcre_tui.engine.store.kube import client
+
+    monkeypatch.setattr(client, "stdin_is_terminal", lambda: True)  # the pipe stands for the terminal the user answers on
+    taken = tmp_path / "taken"
+    with stdin_holding(b"123456"):
+        await load_target(exec_kubeconfig(tmp_path / "config", f"head -c 6 > '{taken}'; printf '%s' '{CREDENTIAL}'"), environ=NO_ENV)
+    assert taken.read_bytes() == b"123456"

@@ -33,9 +33,9 @@ def test_list_names_a_state_path_with_a_newline_in_one_line(tmp_path: Path, monk
 def test_run_advice_and_notices_name_paths_with_a_newline_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "ro").mkdir(mode=0o555)  # the history cannot be written there: the "history off" notice names it
-    monkeypatch.setenv("NVCRE_HISTORY", "ro/h\nk.db")
+    (tmp_path / "ro").mkdir(mode=0o555)  # the history's default place cannot be written there: the "history off" notice names it
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "ro" / "h\nk"))
     assert main(["certification", "run", "--cert-file", BURN_IN, "--state", "a\nb.db"]) == 0
     err = capsys.readouterr().err
     _one_line_each(err, "a\nb.db")
-    _one_line_each(err, "h\nk.db")
+    _one_line_each(err, "h\nk/nvcre/history.db")

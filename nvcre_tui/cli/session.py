@@ -25,7 +25,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
 
-__all__ = ["Told", "add_session_arguments", "in_other_namespaces", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
+__all__ = ["Told", "add_session_arguments", "in_other_namespaces", "named_history", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
 
 def add_session_arguments(parser: argparse.ArgumentParser, *, namespace_help: str | None = None) -> None:
@@ -114,6 +114,19 @@ def no_store_yet(args: argparse.Namespace) -> bool:
     return legacy is None or not legacy.exists()
 
 
+def named_history(args: argparse.Namespace) -> tuple[Path, str] | None:
+    """The history the user named and what named it: --history, else $NVCRE_HISTORY (a variable the user set is as
+    explicit as the flag: a file there that cannot be the history is bad input, exit 2, not "history off" and exit 0);
+    None for the default place. InputError when $NVCRE_HISTORY names a folder ("x/")."""
+    import os
+
+    if getattr(args, "history", None):
+        return Path(args.history), "--history"
+    if os.environ.get("NVCRE_HISTORY"):
+        return default_history_path(), "$NVCRE_HISTORY"
+    return None
+
+
 def quiet_absent_history(session: Session) -> None:
     """With no store yet there is nothing to archive: a named --history that does not exist either is no news (`history
     off: h.db: no such file` came before `No certifications ...`, a line about nothing)."""
@@ -129,11 +142,12 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
     simulator the store is opened read-only, so nothing is written to it. `archive_writes=False` (a read-only
     console, the wall): the history is only read, so the session writes no file at all. `nodes_needed=False`: what the
     command shows needs no Node (`certification list`), so a user who may not list them is not told they are missing."""
-    history: Path | Literal["default"] = Path(args.history) if getattr(args, "history", None) else "default"
-    if history != "default" and not readonly and archive_writes:
-        check_history(history)  # before the store is opened (and a new store file made) on a named history that is none
+    named = named_history(args)
+    history: Path | Literal["default"] = named[0] if named else "default"
+    if named and not readonly and archive_writes:
+        check_history(*named)  # before the store is opened (and a new store file made) on a named history that is none
     elif history == "default":
-        default_history_path()  # $NVCRE_HISTORY naming a folder ("x/") is refused before any file is made
+        default_history_path()  # the default place needing a home that cannot be found is said before any file is made
     install = check_namespace(getattr(args, "install_namespace", None), "--install-namespace") or INSTALL_NAMESPACE  # the simulator too
     if not on_cluster(args):
         from nvcre_tui.engine.session import SimSession

@@ -112,6 +112,25 @@ def test_a_named_history_that_cannot_be_written_is_still_refused(inputs: list[st
     assert capsys.readouterr().err.splitlines() == [f"--history: {named}: cannot write: folder {locked} is not writable"]
 
 
+@pytest.mark.parametrize("command", [["certification", "run", "--wait"], ["certification", "run"]])
+def test_a_history_the_variable_names_that_cannot_be_written_is_refused_as_the_flag_is(
+        inputs: list[str], locked: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        command: list[str]) -> None:
+    """$NVCRE_HISTORY is as explicit as --history: it said "history off" and the run went on (exit 0 or 1) where the
+    flag naming the same file is exit 2, before the store is made."""
+    named = locked / "mine.db"
+    monkeypatch.setenv("NVCRE_HISTORY", str(named))
+    assert main([*command, *inputs]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"$NVCRE_HISTORY: {named}: cannot write: folder {locked} is not writable"]
+    assert not (tmp_path / "state.db").exists()
+    damaged = tmp_path / "damaged.db"
+    damaged.write_text("not a history\n")
+    monkeypatch.setenv("NVCRE_HISTORY", str(damaged))
+    assert main([*command, *inputs]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"{damaged}: not a readable history database (file is not a database)"]
+    assert not (tmp_path / "state.db").exists()
+
+
 async def test_the_console_shows_the_notice(locked: Path) -> None:
     app = NvcreApp(scenario=fleet(), live=False)
     shown: list[tuple[str, Any]] = []

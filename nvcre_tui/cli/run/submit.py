@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from nvcre_tui.cli import registry
@@ -15,7 +14,7 @@ from nvcre_tui.cli.kubeflags import check_namespace, file_namespace_agrees
 from nvcre_tui.cli.report import check_results_file, close_session
 from nvcre_tui.cli.run.create import run_in
 from nvcre_tui.cli.run.flags import CATEGORY_OPTION_FLAGS, NEEDS_WAIT, category_options, check_name, gpu_product, source
-from nvcre_tui.cli.session import Told, on_cluster, open_session, scenario_of, state_named_by, state_path_of, tell_notices
+from nvcre_tui.cli.session import Told, named_history, on_cluster, open_session, scenario_of, state_named_by, state_path_of, tell_notices
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRODUCT
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
@@ -65,8 +64,8 @@ async def _run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise InputError(f"--timeout: {error}") from None
     file_namespace_agrees(args.namespace, cert.metadata.namespace, source(args))
-    if getattr(args, "history", None):
-        check_history(Path(args.history))
+    if (named := named_history(args)) is not None:
+        check_history(*named)
     # What needs no Node is checked before anything is made (--setup too), and for a user who may not read the Nodes
     known = check_certification(cert, catalog, source(args))
     if not on_cluster(args):

@@ -170,9 +170,10 @@ def _check_creatable(path: Path) -> None:
         raise InputError(f"{path}: no such history database, and it cannot be created there: {why}") from None
 
 
-def check_history(path: Path) -> None:
+def check_history(path: Path, named_by: str = "--history") -> None:
     """InputError when `path` cannot be the history database, found before anything else is created: a new file
-    must be writable, an existing one a history (or an empty file, which becomes one)."""
-    check_writable(path, "--history")  # mode bits count, as for every file nvcre writes: root too sees a read-only file
+    must be writable, an existing one a history (or an empty file, which becomes one). `named_by`: what named it
+    (--history, $NVCRE_HISTORY), for the message."""
+    check_writable(path, named_by)  # mode bits count, as for every file nvcre writes: root too sees a read-only file
     if path.exists():
         open_history(path).close()

@@ -185,7 +185,8 @@ def _named(merged: dict[str, Any], section: str, name: str) -> dict[str, Any] | 
     return None
 
 
-def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> tuple[str, dict[str, Any]]:
+def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """The context chosen, its body, and the data fields filled from a named pipe or device (check_credential_fields)."""
     names = ", ".join(entry["name"] for entry in merged["contexts"]) or "none"
     chosen = context or merged.get("current-context")
     if not chosen:
@@ -203,7 +204,7 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
     if problem:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
     _check_types(cluster, CLUSTER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: cluster {cluster_name}")
-    check_credential_fields(cluster, "clusters", str(cluster_name), f"kubeconfig {where}, context {chosen}")
+    filled = check_credential_fields(cluster, "clusters", str(cluster_name), f"kubeconfig {where}, context {chosen}")
     user = body.get("user")
     if isinstance(user, str) and user:
         user_body = _named(merged, "users", user)
@@ -213,8 +214,8 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
         if written is not None and not isinstance(written, dict):  # kubectl refuses it too; _named reads it as {}
             raise InputError(f"kubeconfig {where}, context {chosen}: user {user} must be a mapping, got {written!r:.60}")
         _check_types(user_body, USER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: user {user}")
-        check_credential_fields(user_body, "users", user, f"kubeconfig {where}, context {chosen}")
-    return chosen, body
+        filled |= check_credential_fields(user_body, "users", user, f"kubeconfig {where}, context {chosen}")
+    return chosen, body, filled
 
 
 # The kubeconfig fields the client reads, by type (kubectl refuses another type; the client would read the string
@@ -260,7 +261,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     from ..store.kube.client import Configuration, KubeConfigLoader, stdin_is_terminal
 
     merged = merge_kubeconfigs(paths)
-    chosen, body = _choose_context(merged, context, where)
+    chosen, body, filled = _choose_context(merged, context, where)
     configuration = Configuration()
     loader = KubeConfigLoader(config_dict=_as_the_library_reads(merged, chosen, body), active_context=chosen,
                               config_base_path="")
@@ -277,7 +278,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
     cluster = _named(merged, "clusters", body["cluster"]) or {}
     # the library wrote each *-data field to a temporary file: a message names the field, not that file
-    written = {path: field for path, field, entry in ((configuration.ssl_ca_cert, "certificate-authority-data", cluster),
+    written = {path: filled.get(field, field) for path, field, entry in ((configuration.ssl_ca_cert, "certificate-authority-data", cluster),
                                                       (configuration.cert_file, "client-certificate-data", user_entry or {}),
                                                       (configuration.key_file, "client-key-data", user_entry or {}))
                if path and entry.get(field)}

@@ -1,14 +1,20 @@
 """The kubeconfig fields that name a file or hold base64 data, checked before the client library reads them: it
 said `[Errno 2] No such file or directory: '/nonexist'`, `File does not exists: /nonexist` or `Invalid
 base64-encoded string: ...`, naming neither the field nor the entry. Each problem is one line naming both
-(users[me].user.tokenFile: /nonexist: no such file)."""
+(users[me].user.tokenFile: /nonexist: no such file).
+
+A named pipe or a device is read as kubectl reads it (a credential helper writing a FIFO, `client-key: <(vault ...)`),
+but here, once and bounded (PIPE_SECONDS, MAX_CREDENTIAL_FILE_BYTES), its contents put in the field's data twin: the
+library would read it whole (/dev/zero filled memory) and a second time (the helper gone: a wait for ever)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import os
+import select
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +24,28 @@ from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES, MIB
 # section -> the fields of its entries' body that name a file, and those that hold a file's contents in base64
 FILE_FIELDS = {"clusters": ("certificate-authority",), "users": ("tokenFile", "client-certificate", "client-key")}
 DATA_FIELDS = {"clusters": ("certificate-authority-data",), "users": ("client-certificate-data", "client-key-data")}
+PIPE_SECONDS = 10.0  # a credential helper writing a named pipe has written and closed it by then
 
 
-def check_credential_fields(body: dict[str, Any], section: str, name: str, where: str) -> None:
+def check_credential_fields(body: dict[str, Any], section: str, name: str, where: str) -> dict[str, str]:
     """InputError naming the first field of entry `name` of `section` ("clusters", "users") whose file cannot be read
-    or whose data is not base64. `body` is the entry's cluster or user mapping; file paths are absolute by now."""
+    or whose data is not base64. `body` is the entry's cluster or user mapping; file paths are absolute by now. A named
+    pipe's or a device's contents replace its field in `body` (by its `-data` twin, base64; `token` for tokenFile):
+    returned are the fields so filled, each with what the kubeconfig named (for messages about their contents)."""
     field_of = f"{where}: {section}[{name}].{section[:-1]}"
+    filled: dict[str, str] = {}
     for field in FILE_FIELDS[section]:
         value = body.get(field)
+        twin = "token" if field == "tokenFile" else f"{field}-data"
         # the client (as client-go) reads a field's `-data` twin when it is set and never opens the file
-        if isinstance(value, str) and value and not body.get(f"{field}-data"):
-            problem = _file_problem(Path(value))
+        if isinstance(value, str) and value and not body.get(twin):
+            problem, contents = _file_problem(Path(value))
             if problem:
                 raise InputError(f"{field_of}.{field}: {value}: {problem}")
+            if contents is not None:
+                del body[field]
+                body[twin] = contents.decode("utf-8", "replace") if field == "tokenFile" else base64.standard_b64encode(contents).decode()
+                filled[twin] = f"{field} {value}"
     for field in DATA_FIELDS[section]:
         value = body.get(field)
         if isinstance(value, str) and value:
@@ -39,20 +54,60 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
             except (binascii.Error, ValueError):
                 raise InputError(f"{field_of}.{field}: not base64 data (it holds the file's contents, base64-encoded; "
                                  f"{field.removesuffix('-data')} names a file instead)") from None
+    return filled
 
 
-def _file_problem(path: Path) -> str | None:
+def _file_problem(path: Path) -> tuple[str | None, bytes | None]:
+    """(why `path` cannot be read, None) or (None, the contents of a named pipe or device, read here; None for a
+    regular file, which the client reads)."""
     try:
         if not path.exists():
-            return "no such file"
+            return "no such file", None
         if path.is_dir():
-            return "is a directory, not a file"
+            return "is a directory, not a file", None
         info = path.stat()
     except OSError as error:
-        return f"cannot be read ({error.strerror or error})"
-    # The library reads the file whole: /dev/zero as a tokenFile filled memory (gigabytes), a named pipe waited forever
+        return f"cannot be read ({error.strerror or error})", None
+    if stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
+        return _read_special(path, "a named pipe" if stat.S_ISFIFO(info.st_mode) else "a device")
     if not stat.S_ISREG(info.st_mode):
-        return "not a regular file (a device, a named pipe or a socket); name the file that holds it"
+        return "a socket, not a file; name the file that holds it", None
     if info.st_size > MAX_CREDENTIAL_FILE_BYTES:
-        return f"{info.st_size / MIB:.1f} MiB, larger than the {MAX_CREDENTIAL_FILE_BYTES // MIB} MiB of any token, certificate or key"
-    return None if os.access(path, os.R_OK) else "cannot be read (permission denied)"
+        return f"{info.st_size / MIB:.1f} MiB, larger than the {MAX_CREDENTIAL_FILE_BYTES // MIB} MiB of any token, certificate or key", None
+    return (None, None) if os.access(path, os.R_OK) else ("cannot be read (permission denied)", None)
+
+
+def _read_special(path: Path, kind: str) -> tuple[str | None, bytes | None]:
+    """A named pipe or a device read to its end within PIPE_SECONDS and MAX_CREDENTIAL_FILE_BYTES. Opened without
+    blocking (a pipe's open waits for a writer) and polled: Linux reports a pipe readable only once a writer wrote to
+    it or closed it, so a helper that opens it after nvcre does is waited for, not taken for an empty pipe."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})", None
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + PIPE_SECONDS
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                return (f"{kind} nothing wrote to and closed within {PIPE_SECONDS:g} s (its writer is the credential helper: is it "
+                        "running?)"), None
+            try:
+                chunk = os.read(fd, MAX_CREDENTIAL_FILE_BYTES + 1 - size)
+            except BlockingIOError:
+                continue
+            except OSError as error:
+                return f"cannot be read ({error.strerror or error})", None
+            if not chunk:
+                return None, b"".join(chunks)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_CREDENTIAL_FILE_BYTES:
+                return (f"{kind} giving more than the {MAX_CREDENTIAL_FILE_BYTES // MIB} MiB of any token, certificate or key "
+                        "(/dev/zero?); name the file that holds it"), None
+    finally:
+        os.close(fd)

@@ -40,12 +40,17 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
         # the client (as client-go) reads a field's `-data` twin when it is set and never opens the file
         if isinstance(value, str) and value and not body.get(twin):
             problem, contents = _file_problem(Path(value))
+            if problem is None and contents is None and field == "tokenFile":
+                problem, contents = _read_regular(Path(value))
             if problem:
                 raise InputError(f"{field_of}.{field}: {value}: {problem}")
             if contents is not None:
                 del body[field]
-                body[twin] = contents.decode("utf-8", "replace") if field == "tokenFile" else base64.standard_b64encode(contents).decode()
+                body[twin] = _token(contents, f"{field_of}.{field}: {value}") if field == "tokenFile" else base64.standard_b64encode(contents).decode()
                 filled[twin] = f"{field} {value}"
+    token = body.get("token") if section == "users" else None
+    if isinstance(token, str) and _unsendable(token):
+        raise InputError(f"{field_of}.token: holds a line break or another control character, which no HTTP header carries")
     for field in DATA_FIELDS[section]:
         value = body.get(field)
         if isinstance(value, str) and value:
@@ -55,6 +60,30 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
                 raise InputError(f"{field_of}.{field}: not base64 data (it holds the file's contents, base64-encoded; "
                                  f"{field.removesuffix('-data')} names a file instead)") from None
     return filled
+
+
+def _token(contents: bytes, field: str) -> str:
+    """A tokenFile's token as client-go reads it: whitespace trimmed (`kubectl create token sa > file` ends it with a line
+    break, which the client sent in the header: "Forbidden control character", an internal error), none refused."""
+    token = contents.decode("utf-8", "replace").strip()
+    if not token:
+        raise InputError(f"{field}: empty: it holds no token")
+    if _unsendable(token):
+        raise InputError(f"{field}: holds more than one line, or a control character: a token is one line")
+    return token
+
+
+def _unsendable(token: str) -> bool:
+    return any(ord(char) < 32 or ord(char) == 127 for char in token)
+
+
+def _read_regular(path: Path) -> tuple[str | None, bytes | None]:
+    """A regular file's contents (its size checked by _file_problem)."""
+    try:
+        with path.open("rb") as handle:
+            return None, handle.read(MAX_CREDENTIAL_FILE_BYTES + 1)
+    except OSError as error:
+        return f"cannot be read ({error.strerror or error})", None
 
 
 def _file_problem(path: Path) -> tuple[str | None, bytes | None]:

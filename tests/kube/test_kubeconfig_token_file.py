@@ -1,0 +1,55 @@
+"""A kubeconfig's token as kubectl sends it, over real HTTP against the emulator: a tokenFile's whitespace trimmed
+(client-go's file token source), an empty one or a token no header can carry refused in one line."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.kube.test_setup import nvcre  # noqa: F401 - the CLI runner
+from tests.kubeapi import ApiServer
+
+
+@pytest.fixture()
+async def server() -> AsyncIterator[ApiServer]:
+    served = ApiServer()
+    await served.start()
+    yield served
+    await served.stop()
+
+
+def _with_user(server: ApiServer, path: Path, user: dict[str, str]) -> Path:
+    kubeconfig = server.write_kubeconfig(path)
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["users"][0]["user"] = user
+    kubeconfig.write_text(yaml.safe_dump(config))
+    return kubeconfig
+
+
+async def test_a_token_file_ending_in_a_line_break_is_sent_trimmed(server: ApiServer, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`kubectl create token sa > token` ends the file with a line break: the client put it in the Authorization header
+    and every command ended "internal error: ValueError: Forbidden control character detected in headers", exit 70."""
+    (tmp_path / "token").write_text(server.add_token("t-file", "filed") + "\n")
+    kubeconfig = _with_user(server, tmp_path / "kubeconfig", {"tokenFile": "token"})  # beside the kubeconfig
+    code, out, err = await asyncio.wait_for(nvcre(capsys, "certification", "list", "--kubeconfig", str(kubeconfig)), 60)
+    assert "internal error" not in err and {request.user for request in server.requests} == {"filed"}, err
+
+
+@pytest.mark.parametrize(("user", "said"), [
+    ({"tokenFile": "empty"}, "users[emulator].user.tokenFile: {dir}/empty: empty: it holds no token"),
+    ({"tokenFile": "two-lines"}, "users[emulator].user.tokenFile: {dir}/two-lines: holds more than one line, or a control character: a token is one line"),
+    ({"token": "abc\ndef"}, "users[emulator].user.token: holds a line break or another control character, which no HTTP header carries"),
+], ids=["empty-file", "two-lines", "inline-line-break"])
+async def test_a_token_no_header_can_carry_is_one_line(server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      user: dict[str, str], said: str) -> None:
+    (tmp_path / "empty").write_text(" \n")
+    (tmp_path / "two-lines").write_text("abc\ndef\n")
+    kubeconfig = _with_user(server, tmp_path / "kubeconfig", user)
+    code, out, err = await asyncio.wait_for(nvcre(capsys, "certification", "list", "--kubeconfig", str(kubeconfig)), 60)
+    assert (code, out, err) == (2, "", f"kubeconfig {kubeconfig}, context emulator: {said.format(dir=tmp_path)}\n")
+    assert server.requests == []

@@ -39,6 +39,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
+from nvcre_tui.engine.terminal import hold_terminal
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.units import count
@@ -109,6 +110,7 @@ class NvcreApp(ThemedApp[None]):
         self.informer: Informer | None = None
         self.save_error: InputError | None = None
         self._freeze_heap = freeze_heap
+        self._release_terminal: Callable[[], None] | None = None
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
@@ -168,6 +170,9 @@ class NvcreApp(ThemedApp[None]):
         return f"connecting to {self._connecting}" if self._connecting else "opening the session"
 
     async def on_mount(self) -> None:
+        # The screen is the console's: a kubeconfig exec plugin run now (a token refreshed mid-session) may not prompt
+        # over it, nor read the keys typed at it (engine.terminal)
+        self._release_terminal = hold_terminal("the console")
         if self.session is None and self._opener is not None:
             # Opened in a worker, behind a screen that says so: a cluster may take seconds, or never answer, and keys
             # (q, ctrl+c) must work meanwhile; on_mount awaiting it held every key and showed a blank screen.
@@ -316,6 +321,13 @@ class NvcreApp(ThemedApp[None]):
                                   "it takes the lease again once it is free."), severity="warning", title="engine", markup=False)
 
     async def on_unmount(self) -> None:
+        try:
+            await self._close_session()
+        finally:  # after the session's last requests (a Lease released): the screen is the console's until then
+            if self._release_terminal is not None:
+                self._release_terminal()
+
+    async def _close_session(self) -> None:
         opening = self._opening
         if opening is not None and not opening.is_finished:  # quit while connecting: the opener closes what it opened
             opening.cancel()

@@ -6,10 +6,13 @@ import argparse
 import asyncio
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvcre_tui.cli.oneline import say
 from nvcre_tui.engine.errors import InputError
+
+if TYPE_CHECKING:
+    from nvcre_tui.engine.kube.config import KubeTarget
 
 
 def add_console_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,14 +46,16 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
     state = state_path_of(args)
     # Start-up errors are the CLI's one-line messages (exit 2), found before the screen is taken over: a bad kubeconfig
     # or context, refused credentials or connections. A server slow to answer is left to the console, which says what
-    # it connects to (q leaves) instead of a blank terminal.
+    # it connects to (q leaves) instead of a blank terminal. The cluster is loaded here, once: its exec plugin may prompt
+    # (a login, an MFA code) only before the console holds the terminal.
     connecting = None
+    target: KubeTarget | None = None
     if on_cluster(args):
         from nvcre_tui.cli.kubeflags import check_reachable, load_kube_target
 
         target = asyncio.run(load_kube_target(args))
         connecting = f"{target.server} ({target.source})"
-        asyncio.run(check_reachable(args, within=QUICK_ANSWER_SECONDS))
+        asyncio.run(check_reachable(args, within=QUICK_ANSWER_SECONDS, target=target))
     else:
         from nvcre_tui.engine.outfiles import check_writable
         from nvcre_tui.engine.sim_state import check_state
@@ -66,7 +71,7 @@ def run_console(args: argparse.Namespace, *, wall: bool = False) -> int:
 
     async def opener() -> Any:  # opened inside the app's event loop (its connections belong to it)
         return await open_session(args, default_catalog(), live=True, want_engine=not read_only, role="console", readonly=read_only,
-                                  archive_writes=not read_only)
+                                  archive_writes=not read_only, target=target)
 
     app = NvcreApp(scenario=scenario, state_path=state, read_only=read_only, wall=wall, theme_name=args.theme, opener=opener,
                    freeze_heap=True, connecting=connecting)

@@ -72,14 +72,15 @@ async def load_kube_target(args: argparse.Namespace) -> KubeTarget:
     return await load_target(getattr(args, "kubeconfig", None), getattr(args, "context", None), namespace)
 
 
-async def check_reachable(args: argparse.Namespace, within: float) -> None:
+async def check_reachable(args: argparse.Namespace, within: float, target: KubeTarget | None = None) -> None:
     """One discovery read as a viewer (it needs credentials, /version does not): a bad kubeconfig, credentials the
     server refuses or a server that refuses connections is one line (exit 2) before the console takes the screen. A
-    server that has not answered within `within` seconds is left to the console, which says what it connects to."""
+    server that has not answered within `within` seconds is left to the console, which says what it connects to.
+    `target`: the flags' cluster, loaded already (its exec plugin is not run again)."""
     from nvcre_tui.engine.kube.session import VIEWER_AGENT
     from nvcre_tui.engine.store.errors import NotKubernetes, StoreError
 
-    store = await open_kube_store(args, user_agent=VIEWER_AGENT)
+    store = await open_kube_store(args, user_agent=VIEWER_AGENT, target=target)
     target = store.target
     try:
         await asyncio.wait_for(store.served_groups(), within)
@@ -93,12 +94,12 @@ async def check_reachable(args: argparse.Namespace, within: float) -> None:
         await store.close()
 
 
-async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: Clock | None = None) -> KubeStore:
-    """A KubeStore on the cluster the flags name (the caller closes it)."""
+async def open_kube_store(args: argparse.Namespace, *, user_agent: str, clock: Clock | None = None,
+                          target: KubeTarget | None = None) -> KubeStore:
+    """A KubeStore on the cluster the flags name (`target`, when loaded already; the caller closes it)."""
     from nvcre_tui.engine.store.kube import KubeStore
 
-    target = await load_kube_target(args)
-    return KubeStore(target, clock or SystemClock(), user_agent=user_agent)
+    return KubeStore(target or await load_kube_target(args), clock or SystemClock(), user_agent=user_agent)
 
 
 async def cluster_nodes(args: argparse.Namespace, *, user_agent: str) -> tuple[str, list[dict[str, Any]]]:

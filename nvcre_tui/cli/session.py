@@ -24,6 +24,7 @@ from nvcre_tui.engine.sim.scenario import Scenario, default_scenario, load_scena
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.session import Session
+    from nvcre_tui.engine.kube.config import KubeTarget
 
 __all__ = ["Told", "add_session_arguments", "in_other_namespaces", "named_history", "no_store_yet", "on_cluster", "open_session", "quiet_absent_history", "scenario_of", "state_path_of", "legacy_state_of", "tell_notices", "where_of"]
 
@@ -136,12 +137,15 @@ def quiet_absent_history(session: Session) -> None:
 
 
 async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool, want_engine: bool, role: str = "engine",
-                       readonly: bool = False, archive_writes: bool = True, nodes_needed: bool = True) -> Session:
+                       readonly: bool = False, archive_writes: bool = True, nodes_needed: bool = True,
+                       target: KubeTarget | None = None) -> Session:
     """Open the session the flags name. `live`: a clock that runs (console, controller) rather than a
     ManualClock the caller drives (`run --wait`). `readonly` (report, a read-only console): on the
     simulator the store is opened read-only, so nothing is written to it. `archive_writes=False` (a read-only
     console, the wall): the history is only read, so the session writes no file at all. `nodes_needed=False`: what the
-    command shows needs no Node (`certification list`), so a user who may not list them is not told they are missing."""
+    command shows needs no Node (`certification list`), so a user who may not list them is not told they are missing.
+    `target`: the flags' cluster, loaded already (the console loads it before it takes the screen: its exec plugin may
+    prompt there, and is not run again)."""
     named = named_history(args)
     history: Path | Literal["default"] = named[0] if named else "default"
     if named and not readonly and archive_writes:
@@ -157,7 +161,7 @@ async def open_session(args: argparse.Namespace, catalog: Catalog, *, live: bool
                                      archive_writes=archive_writes, namespace=check_namespace(getattr(args, "namespace", None)) or "default")
     from nvcre_tui.engine.kube.session import KubeSession
 
-    target = await load_kube_target(args)
+    target = target or await load_kube_target(args)
     sim_runner = bool(getattr(args, "sim_runner", False))
     scenario: Scenario | None = None
     clock: Clock | None = None

@@ -27,6 +27,7 @@ from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields
+from ..terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
 if TYPE_CHECKING:  # the client itself is imported when a cluster is loaded: a simulated run or --help never pays for it
@@ -258,7 +259,7 @@ def _server_problem(server: str) -> str | None:
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                            namespace: str | None) -> KubeTarget:
-    from ..store.kube.client import Configuration, KubeConfigLoader, stdin_is_terminal
+    from ..store.kube.client import Configuration, KubeConfigLoader
 
     merged = merge_kubeconfigs(paths)
     chosen, body, filled = _choose_context(merged, context, where)
@@ -266,14 +267,14 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     loader = KubeConfigLoader(config_dict=_as_the_library_reads(merged, chosen, body), active_context=chosen,
                               config_base_path="")
     user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
-    # An exec plugin without a terminal to prompt on (a script, CI, a pod) that gives nothing for this long is
-    # hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
-    limit = EXEC_PLUGIN_SECONDS if user_entry and "exec" in user_entry and not stdin_is_terminal() else None
+    # An exec plugin without a terminal to prompt on (a script, CI, a pod, the console's screen) that gives nothing for
+    # this long is hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
+    unattended = _unattended() if user_entry and "exec" in user_entry else None
     try:
-        await asyncio.wait_for(loader.load_and_set(configuration), limit)
+        await asyncio.wait_for(loader.load_and_set(configuration), None if unattended is None else EXEC_PLUGIN_SECONDS)
     except TimeoutError:
         raise InputError(f"kubeconfig {where}, context {chosen}: the user's exec plugin gave no credentials within "
-                         f"{EXEC_PLUGIN_SECONDS:g} s (and there is no terminal to log in on)") from None
+                         f"{EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
     except Exception as error:  # the library raises anything from ConfigException to OSError and ValueError
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
     cluster = _named(merged, "clusters", body["cluster"]) or {}
@@ -338,11 +339,27 @@ def _check_tls(configuration: Configuration, where: str, written: Mapping[str, s
         raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 
+def _unattended() -> str | None:
+    """Why nobody can answer an exec plugin now (no terminal; the console holding it), or None: it may prompt."""
+    from ..store.kube.client import held_terminal_hint, stdin_is_terminal
+
+    held = terminal_holder()
+    if held is not None:
+        return held_terminal_hint(held)
+    return None if stdin_is_terminal() else "and there is no terminal to log in on"
+
+
 def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
-    """Re-run an exec credential plugin when its token expires (the engine runs for hours)."""
+    """Re-run an exec credential plugin when its token expires (the engine runs for hours); bounded in time where nobody
+    can answer it (every request waits on it)."""
+    from ..store.kube.client import ConfigException
 
     async def refresh(config: Configuration, *_: object) -> None:
-        await loader.load_from_exec_plugin()  # a no-op until the token's expirationTimestamp
+        unattended = _unattended()
+        try:  # a no-op until the token's expirationTimestamp
+            await asyncio.wait_for(loader.load_from_exec_plugin(), None if unattended is None else EXEC_PLUGIN_SECONDS)
+        except TimeoutError:
+            raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
         config.api_key["BearerToken"] = loader.token
 
     configuration.refresh_api_key_hook = refresh

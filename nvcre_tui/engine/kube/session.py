@@ -29,7 +29,7 @@ from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
 from nvcre_tui.engine.api.nodes import NODES_GRANT
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, LABEL_WORKFLOW, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
-from nvcre_tui.engine.grants import with_grant
+from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
 from nvcre_tui.engine.kube.config import KubeTarget
 from nvcre_tui.engine.kube.install import schema_refusal
@@ -541,9 +541,9 @@ async def _holder_text(lease: EngineLease) -> str:
     "no engine holds the lease" while one does."""
     try:
         holder = await lease.holder()
-    except Forbidden as error:  # and which Role grants the read (grants.READS: the one setup init binds to every user)
-        return with_grant(f"cannot read the engine Lease {lease.namespace}/{lease.NAME} (forbidden), so not whether an engine runs", error)
     except StoreError as error:
+        if rbac_refused(error):  # and which Role grants the read (grants.READS: the one setup init binds to every user)
+            return with_grant(f"cannot read the engine Lease {lease.namespace}/{lease.NAME} (forbidden), so not whether an engine runs", error)
         return f"cannot read the engine Lease {lease.namespace}/{lease.NAME} ({' '.join(str(error).split())[:120]})"
     return describe_holder(holder, SystemClock().now())
 

@@ -124,6 +124,10 @@ class WatchCache:
     def silence(self) -> str | None:
         """`no answer from the store since 19:20:05` (or `the store refuses the watches since ...`) while what the cache
         holds is the last known state, as the console's header and `run --wait` say it; None while the store answers."""
+        stats = getattr(self.store, "stats", None)
+        uncredentialed = getattr(stats, "uncredentialed_since", None)
+        if isinstance(uncredentialed, float):  # first: its way out (log in from a shell) is for the user, not the server
+            return f"{getattr(stats, 'credentials_problem', '')} (since {time.strftime('%H:%M:%S', time.localtime(uncredentialed))})"
         since = self.unreachable_since
         if since is None:
             return None

@@ -126,6 +126,17 @@ class Unauthorized(Forbidden):
         return error
 
 
+class NoCredentials(Unauthorized):
+    """No credentials could be had for the request, which was never sent: a kubeconfig exec credential plugin failed
+    (one that needs a login while the console holds the terminal). An Unauthorized to every caller (no RBAC word), but
+    not the server's refusal: the message is the plugin's failure alone."""
+
+    @classmethod
+    def about(cls, kind: object, name: str | None, namespace: str | None, what: str,
+              retry_after: float | None = None) -> StoreError:
+        return StoreError.about.__func__(cls, kind, name, namespace, what, retry_after)  # type: ignore[attr-defined]
+
+
 class Invalid(StoreError, ValueError):
     """The object or request is malformed (422): missing name or namespace, wrong kind, bad selector."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ApiClient", "Configuration", "ConfigException", "InClusterConfigLoader", "KubeConfigLoader", "stdin_is_terminal"]
+__all__ = ["ApiClient", "Configuration", "ConfigException", "InClusterConfigLoader", "KubeConfigLoader", "held_terminal_hint", "stdin_is_terminal"]
 
 PLACEHOLDER_HOME = "/nonexistent"  # the conventional home of a user without one; never read
 
@@ -57,6 +57,8 @@ from typing import Any  # noqa: E402
 from kubernetes_asyncio.config import kube_config as _kube_config  # noqa: E402
 from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvider  # noqa: E402
 
+from ...terminal import terminal_holder  # noqa: E402
+
 MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate and key: a few KiB
 
 
@@ -75,10 +77,14 @@ class _BoundedExecProvider(_ExecProvider):
 
     async def run(self, previous_response: str | None = None) -> Any:
         # kubectl's rule: interactive where stdin is a terminal, unless the kubeconfig says Never (the library told it
-        # whether stdout is one: `report -o json > file` on a terminal told a plugin that could prompt that it could not)
-        interactive = self.interactive_mode != "Never" and stdin_is_terminal()
+        # whether stdout is one: `report -o json > file` on a terminal told a plugin that could prompt that it could not).
+        # Never while the console holds the terminal: a refresh mid-session prompted over the screen, and Textual read
+        # the keys typed in answer.
+        held = terminal_holder()
+        interactive = held is None and self.interactive_mode != "Never" and stdin_is_terminal()
         if self.interactive_mode == "Always" and not interactive:
-            raise ConfigException("exec: the plugin's interactiveMode is Always and standard input is not a terminal")
+            raise ConfigException(f"exec: the plugin's interactiveMode is Always; {held_terminal_hint(held)}" if held else
+                                  "exec: the plugin's interactiveMode is Always and standard input is not a terminal")
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
         if previous_response:
             info["spec"]["response"] = previous_response
@@ -88,7 +94,7 @@ class _BoundedExecProvider(_ExecProvider):
             # told otherwise that reads it anyway took what was piped to nvcre, or the keys typed at the terminal
             process = await asyncio.create_subprocess_exec(*self.args, env=self.env, stdin=None if interactive else asyncio.subprocess.DEVNULL,
                                                            stdout=asyncio.subprocess.PIPE,
-                                                           stderr=None if _stderr_seen() else asyncio.subprocess.PIPE)
+                                                           stderr=None if held is None and _stderr_seen() else asyncio.subprocess.PIPE)
         except FileNotFoundError:
             if self.install_hint is None:
                 raise
@@ -107,8 +113,10 @@ class _BoundedExecProvider(_ExecProvider):
                 process.kill()
                 await process.wait()
         if exit_code != 0:
-            said = stderr.strip()
-            raise ConfigException(f"exec: process returned {exit_code}" + (f". {said.decode(errors='replace')}" if said else ""))
+            said = " ".join(stderr.decode(errors="replace").split())  # one line: a plugin's stderr is often several
+            failed = f"process returned {exit_code}" + (f". {said}" if said else "")
+            # the way out first where the console holds the terminal: its header shows the start of the line
+            raise ConfigException(f"exec: {held_terminal_hint(held)} ({failed})" if held else f"exec: {failed}")
         try:
             data = json.loads(stdout)
         except ValueError as error:
@@ -121,6 +129,12 @@ class _BoundedExecProvider(_ExecProvider):
         if data["apiVersion"] != self.api_version:
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
         return data["status"]
+
+
+def held_terminal_hint(holder: str) -> str:
+    """Why a plugin run while `holder` (the console) holds the terminal could not prompt, and what to do."""
+    return (f"the plugin may not prompt while {holder} holds the terminal: log in from a shell (kubectl with the same "
+            f"kubeconfig runs it where it can ask), and {holder} runs it again at its next request")
 
 
 def stdin_is_terminal() -> bool:

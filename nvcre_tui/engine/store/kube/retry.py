@@ -25,6 +25,10 @@ class RequestStats:
     relists: int = 0          # lists restarted because their continue token expired (410)
     watch_restarts: int = 0   # watch streams re-opened after the server closed or dropped one
     unreachable_since: float | None = None  # time.time() of the first request of a run that got no answer at all
+    # time.time() since when no credentials could be had for a request (a kubeconfig exec plugin failed, as one that needs
+    # a login while the console holds the terminal), and why, until a request is sent again
+    uncredentialed_since: float | None = None
+    credentials_problem: str = ""
 
 
 @dataclass(frozen=True)

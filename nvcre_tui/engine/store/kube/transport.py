@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from ..errors import Forbidden, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
+from ..errors import NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
 from .retry import RequestStats, RetryPolicy
@@ -79,6 +79,7 @@ class Transport:
                 self.stats.unreachable_since = time.time()
             raise
         self.stats.unreachable_since = None
+        self.stats.uncredentialed_since = None
         self.answered = True
         return response
 
@@ -101,9 +102,12 @@ class Transport:
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
                                     f"{method} {path}: connection lost ({error or type(error).__name__}){self._maybe_https()}") from None
-        except ConfigException as error:  # a credential plugin or token file failed while refreshing
-            raise Forbidden.about(subject.kind, subject.name, subject.namespace,
-                                  f"no credentials for {self._configuration.host}: {error}") from None
+        except ConfigException as error:  # a credential plugin failed while refreshing: not RBAC's refusal, nor the server's
+            problem = f"no credentials for {self._configuration.host}: {' '.join(str(error).split())}"
+            if self.stats.uncredentialed_since is None:
+                self.stats.uncredentialed_since = time.time()
+            self.stats.credentials_problem = problem
+            raise NoCredentials.about(subject.kind, subject.name, subject.namespace, problem) from None
         return response
 
     def _maybe_https(self) -> str:

@@ -86,6 +86,25 @@ def test_a_node_alone_narrows_the_list_and_with_its_category_prints_the_whole_lo
     assert len(lines) > len(tail["status"]["failureLog"]["tail"].splitlines()) + 20
 
 
+def test_the_way_to_pick_names_only_what_narrows_further(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An on-call walkthrough: `logs overnight --category ... --node gpu-node-03` listed the three diagnose rounds that
+    tested the node and said "Pick one: ... --job JOB (or --category D/V --node NODE)", the two flags just given. Each
+    way named narrows further: with both given only --job does."""
+    capsys.readouterr()
+    assert main(_logs(burned, "--node", "gpu-node-07")) == 0
+    assert capsys.readouterr().err == "Pick one: nvcre certification logs burn-in --job JOB (or add --category D/V)\n"
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1}]}))
+    state = ["--state", str(tmp_path / "s.db"), "--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", "--scenario", str(scenario), *state, "--category", "communication/nccl-loopback",
+                 "--repeat-count", "2", "--name", "twice", "--wait"]) == 0
+    capsys.readouterr()
+    assert main(["certification", "logs", "twice", *state, "--category", "communication/nccl-loopback", "--node", "gpu-node-01"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 2, out  # its two iterations
+    assert err == "Pick one: nvcre certification logs twice --job JOB\n"
+
+
 def test_follow_of_a_finished_run_prints_it_once_and_ends(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(_logs(burned, "--job", SLOW)) == 0

@@ -183,10 +183,21 @@ def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
         result = f"{FAILED} ({failure_reason(entry.job)})" if entry.outcome == FAILED else entry.outcome
         rows.append((entry.name, entry.category, result, shown or "-"))
     print_table(("JOB", "CATEGORY", "RESULT", "NODES"), rows)
+    narrowing = _narrowing(args)
     if left:
         outcomes = ", ".join(sorted({entry.outcome for entry in left}))
-        print(f"... and {len(left)} more ({outcomes}) not listed: --category D/V or --node NODE narrows the list", file=sys.stderr)
-    print(f"Pick one: nvcre certification logs {args.name} --job JOB (or --category D/V --node NODE)", file=sys.stderr)
+        how = f"{' or '.join(narrowing)} narrows the list" if narrowing else "--job JOB names one"
+        print(f"... and {len(left)} more ({outcomes}) not listed: {how}", file=sys.stderr)
+    # Given both, several jobs are left (a diagnosis tests a node in several rounds, repeatCount runs it again):
+    # only --job picks among them, never "--category D/V --node NODE", just given
+    given = args.category or args.node
+    pick = f" (or {'add ' if given else ''}{' '.join(narrowing)})" if narrowing else ""
+    print(f"Pick one: nvcre certification logs {args.name} --job JOB{pick}", file=sys.stderr)
+
+
+def _narrowing(args: argparse.Namespace) -> list[str]:
+    """The flags that would narrow the list further: those not given yet."""
+    return [flag for flag, given in (("--category D/V", args.category), ("--node NODE", args.node)) if not given]
 
 
 async def _print_log(session: Session, entry: JobEntry, namespace: str, following: bool) -> int:

@@ -60,8 +60,9 @@ def kept_tail(job: dict[str, Any] | None, why: str = PODS_GONE) -> list[str]:
         return []
     tail = str(log["tail"]).splitlines()
     code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
-    return [f"==> {why}: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')} "
-            f"on {log.get('nodeName') or '?'}{code})", *tail]
+    # A group blamed whole (a value below threshold) names no node, as the report's `Log: pod ...` line leaves it out
+    where = f" on {log['nodeName']}" if log.get("nodeName") else ""
+    return [f"==> {why}: the last {len(tail)} lines the engine kept (Job failureLog, pod {log.get('podName')}{where}{code})", *tail]
 
 
 def played_elsewhere(run: dict[str, Any], *, fleet_here: bool) -> bool:

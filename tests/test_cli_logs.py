@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -103,6 +104,18 @@ def test_the_way_to_pick_names_only_what_narrows_further(burned: Path, tmp_path:
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1 + 2, out  # its two iterations
     assert err == "Pick one: nvcre certification logs twice --job JOB\n"
+
+
+def test_the_tail_a_job_kept_starts_at_a_line(burned: Path) -> None:
+    """The tail a Job keeps (its failureLog, read once the pods are gone) was the log's last characters: its first line
+    a fragment (`33       0  3625.08  148.10  277.69       0`, a table row's end) shown as a line of its own under
+    "the last 10 lines the engine kept". It starts at a line: each line is one the run printed, kubelet stamp first."""
+    db = sqlite3.connect(burned)
+    bodies = [json.loads(row[0]) for row in db.execute("select body from objects where name like 'burn-in-%-iter-1'")]
+    tails = [body["status"]["failureLog"]["tail"] for body in bodies if (body.get("status") or {}).get("failureLog")]
+    assert len(tails) == 3, tails  # gpu-node-07 twice, gpu-node-12
+    for tail in tails:
+        assert all(re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z ", line) for line in tail.splitlines()), tail
 
 
 def test_follow_of_a_finished_run_prints_it_once_and_ends(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -452,6 +452,18 @@ async def _progress(ctx: Context, job: Obj, reason: str, message: str, extra: Ob
     await ctx.patch_status(JOB, job, {"conditions": conditions, **(extra or {})})
 
 
+def _kept_tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, from a line's start: a line cut at its front read as a line of its own
+    (`33       0  3625.08 ...`, a table row's end, under "the last 10 lines the engine kept"). A last line longer
+    than `limit` is kept cut: some of it is better than none."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    if text[-limit - 1] == "\n" or "\n" not in cut:
+        return cut
+    return cut.split("\n", 1)[1]
+
+
 async def _finish(
     ctx: Context, job: Obj, run: Obj, phase: str, reason: str, message: str, failed: list[Obj], *,
     hardware: bool = False, log: list[str] | None = None, measured: Measured | None = None,
@@ -478,7 +490,7 @@ async def _finish(
         state = run_status(run)
         # A value that missed a threshold keeps a shorter tail (its table's last rows and average: the value is in
         # the measurements): a full-scale Job of thousands of nodes stays within the API server's object size.
-        tail = "\n".join(log[-TAIL_LINES:])[-(4096 if phase == FAILED else THRESHOLD_TAIL_CHARS):]
+        tail = _kept_tail("\n".join(log[-TAIL_LINES:]), 4096 if phase == FAILED else THRESHOLD_TAIL_CHARS)
         # logRef: the pod whose log this is (the Kubernetes runner names it); the simulator's launcher otherwise.
         pod = state.get("logRef") or f"{run['metadata']['name']}-launcher"
         # The node at fault as the runner saw it, else the one node blamed; a group blamed whole (a timeout, a stall, a

@@ -180,7 +180,7 @@ def _category_rows(category: Obj) -> list[str]:
             if note := nccl_average_note(log.get("tail")):  # beside the value measured above, the tail's own average
                 rows.append(f"      ({note})")
         if len(category["failedGroups"]) > MAX_GROUP_ROWS:
-            rows.append(f"  ... and {len(category['failedGroups']) - MAX_GROUP_ROWS} more failed groups")
+            rows.append(f"  ... and {count(len(category['failedGroups']) - MAX_GROUP_ROWS, 'more failed group')}")
     if category.get("cliques"):
         rows.append("Cliques:")
         # a crashed clique's reason, not the partial value of its sweep (report.model.measured_whole)
@@ -201,15 +201,15 @@ def _category_rows(category: Obj) -> list[str]:
     if diagnostics:
         marked = diagnostics["passedWithSkippedTests"]
         rows.append(_field("Diagnostics", f"{count(diagnostics['samples'], 'run')}, {len(marked)} passed with skipped tests"))
-        rows += _capped([f"  ! {line}" for line in skipped_test_lines(category)], "runs")
+        rows += _capped([f"  ! {line}" for line in skipped_test_lines(category)], "run")
     marked_rows = category.get("passedWithSkippedRows") or []
     if marked_rows:
         rows.append(_field("nccl-tests", f"{count(len(marked_rows), 'run')} passed with skipped rows"))
-        rows += _capped([f"  ! {line}" for line in skipped_row_lines(category)], "runs")
+        rows += _capped([f"  ! {line}" for line in skipped_row_lines(category)], "run")
     noted = run_note_lines(category)
     if noted:
         rows.append(_field("Run notes", count(len(noted), "run")))
-        rows += _capped([f"  ! {line}" for line in noted], "runs")
+        rows += _capped([f"  ! {line}" for line in noted], "run")
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
     if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
@@ -222,7 +222,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows += _capped([f"  ✗ {str(group['groupName']):<{names}}  {value:>{width}}{why:<{why_width}}  "
                          f"[{', '.join(group['nodes'][:4])}{' ...' if len(group['nodes']) > 4 else ''}]"
                          for group, value, why in zip(low, values, whys, strict=True)],
-                        "groups")
+                        "group")
     if category.get("bandwidth"):
         bw = category["bandwidth"]
         spread = f" (min {bw['minBusBW']:.2f}, max {bw['maxBusBW']:.2f} over {bw['samples']} jobs)" if bw["samples"] > 1 else ""
@@ -251,17 +251,18 @@ def _diagnose_rows(state: Obj) -> list[str]:
     verdicts = state.get("verdicts") or []
     if verdicts:
         rows.append("  Verdicts:")
-        rows += _capped([f"    {verdict_line(row)}" for row in verdicts], "verdicts")
-    rows += _capped([f"  Note:         {note.get('message', '')}" for note in state.get("notes") or []], "notes")
+        rows += _capped([f"    {verdict_line(row)}" for row in verdicts], "verdict")
+    rows += _capped([f"  Note:         {note.get('message', '')}" for note in state.get("notes") or []], "note")
     return rows
 
 
 def _capped(lines: list[str], noun: str) -> list[str]:
-    """At most MAX_GROUP_ROWS of `lines`, then how many more there are (the JSON report holds them all)."""
+    """At most MAX_GROUP_ROWS of `lines`, then how many more there are (the JSON report holds them all): `noun` is
+    singular ("... and 1 more group", never "1 more groups")."""
     if len(lines) <= MAX_GROUP_ROWS:
         return lines
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-    return [*lines[:MAX_GROUP_ROWS], f"{indent}... and {len(lines) - MAX_GROUP_ROWS} more {noun} (the JSON report lists them all)"]
+    return [*lines[:MAX_GROUP_ROWS], f"{indent}... and {count(len(lines) - MAX_GROUP_ROWS, 'more ' + noun)} (the JSON report lists them all)"]
 
 
 def _why_failed(group: Obj) -> str:

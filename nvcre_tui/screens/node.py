@@ -42,6 +42,7 @@ from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
 from nvcre_tui.widgets.verdict_mark import verdict_mark, verdict_only, verdict_said
 
 SHOWN_LABELS = (LABEL_GPU_PRODUCT, LABEL_GPU_COUNT, LABEL_GPU_CLIQUE)
+MARKING = (NodeState.FAILED, NodeState.SUSPECT, NodeState.INCONCLUSIVE)  # a Job's Result against the node
 HISTORY_ROWS = 6  # the newest certifications shown; `nvcre history node NAME` lists them all
 # The verdict before the long Job name. On a narrow screen the Job and its group's size go first, then the reason: the
 # evidence box says all three of the highlighted Job.
@@ -88,6 +89,7 @@ class NodeScreen(NvcreScreen):
         self._history: list[dict[str, Any]] = []
         self._archive_key: object = None  # what the archive and NVSentinel panes were last drawn from
         self._told = ""  # the unreadable-history notification last shown
+        self._placed = False  # the cursor was put on the first Job that marks the node (once: then it is the user's)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -135,6 +137,7 @@ class NodeScreen(NvcreScreen):
         table = self.query_one("#results", FittedTable)
         self._history = node_history(snapshot, self.node)
         rows = {}
+        marking: list[str] = []  # the Jobs whose Result marks the node ✗, ! or ?, in order
         for row in self._history:
             measured = ", ".join(f"{k} {shown_measurement(k, v, row['evidence'])}" for k, v in sorted(row["measurements"].items()))
             failures = row["failures"]
@@ -142,11 +145,20 @@ class NodeScreen(NvcreScreen):
             # What this Job says of the node, as the map and the drill-down say it (a failed group's member it did not
             # blame: inconclusive); where the category diagnosed, the diagnosis's verdict on a member of a failed Job.
             result = f"{verdict[0].glyph} {verdict[1]}" if verdict else f"{NodeState(row['state']).glyph} {row['state']}"
+            if (verdict[0] if verdict else NodeState(row["state"])) in MARKING:
+                marking.append(row["job"])
             reason = "; ".join(f"{f['reason']}" for f in failures) + (" (Job failed; the diagnosis cleared the node)"
                                                                      if verdict and verdict[0] is NodeState.PASSED else "")
             group = f"{row['group']} ({count(row['groupSize'], 'node')})" if row["group"] else count(row["groupSize"], "node")
             rows[row["job"]] = (row["certification"], row["category"], result, measured, reason, group, row["job"])
         table.set_rows(rows)  # in place; the cursor stays on the same job, not on the same row
+        if table.row_count and not self._placed:
+            # Opened on a failed node, the cursor sat on its first Job, one it passed (a diagnosis's screening test
+            # before the rounds that failed it), the evidence box saying `✓ met` under `✗ failed`: it starts on the
+            # first Job that marks the node, the evidence of its Why
+            self._placed = True
+            if marking:
+                table.move_cursor(row=table.get_row_index(marking[0]), animate=False)
         if table.row_count:
             self._show_evidence(table.cursor_row)
         else:  # an empty table and an empty box said nothing of why

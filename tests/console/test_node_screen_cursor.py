@@ -28,6 +28,7 @@ async def test_a_node_opens_on_the_first_job_that_marks_it_not_on_one_it_passed(
         assert cells[1] == "training/nemotron5-8b" and cells[2].startswith("!"), cells
         assert "avgTFLOPsPerGPU" in str(app.screen.query_one("#evidence", Static).render())
         table.move_cursor(row=0)
+        assert app.snapshot is not None
         app.screen.show(app.snapshot)  # a redraw leaves the cursor where the user put it
         await pilot.pause()
         assert table.cursor_row == 0

@@ -3,6 +3,7 @@ dryRun, fieldManager, and x509 users."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -51,6 +52,22 @@ def fault_response(fault: Fault, record: RecordedRequest) -> web.Response:
     response = status_response(error)
     if fault.retry_after is not None:
         response.headers["Retry-After"] = _retry_text(fault.retry_after)
+    return response
+
+
+async def cut_answer(request: web.Request, answer: web.Response, after: int, stall: float) -> web.StreamResponse:
+    """`answer` sent chunked as the real server streams it, the connection ending after `after` bytes of its body (no
+    final chunk: the client reads a payload that never completes), `stall` seconds of silence first."""
+    body = answer.body if isinstance(answer.body, bytes) else b""
+    headers = {key: value for key, value in answer.headers.items() if key.lower() not in ("content-length", "transfer-encoding")}
+    response = web.StreamResponse(status=answer.status, headers=headers)
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    await response.write(body[:after])
+    if stall:
+        await asyncio.sleep(stall)
+    if request.transport is not None:
+        request.transport.abort()
     return response
 
 

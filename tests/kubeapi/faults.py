@@ -1,5 +1,6 @@
 """Injected failures: answer a matching request with an error Status, slowly, by resetting the connection,
-or by dropping a watch stream after N events; optionally after the write was committed."""
+by cutting (or stalling) an answer part-way through its body, or by dropping a watch stream after N events;
+optionally after the write was committed."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ class Fault:
     drop_stream_after: int | None = None
     expire_stream_after: int | None = None  # a watch sends an ERROR 410 Expired event after N events, then ends
     reset_connection: bool = False
+    cut_body_after: int | None = None  # bytes of a (not already streamed) answer's body sent before the connection ends
+    stall: float = 0.0                 # seconds of silence at the cut before the connection ends (real seconds)
     after_commit: bool = False
     times: int | None = None
     hits: int = field(default=0, compare=False)

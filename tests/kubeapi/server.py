@@ -20,7 +20,7 @@ from aiohttp import web
 from nvcre_tui.engine.clock import Clock, SystemClock, format_time
 
 from . import discovery, errors
-from .answers import certificate_user, decode, delete_options, fault_response, field_manager, is_dry_run, json_response, status_response, warning_value
+from .answers import certificate_user, cut_answer, decode, delete_options, fault_response, field_manager, is_dry_run, json_response, status_response, warning_value
 from .authz import RBAC, Attributes, RbacAuthorizer, User, escalation_refusal, forbidden_message
 from .builtins import BOOTSTRAP
 from .controllers import Controllers
@@ -291,6 +291,8 @@ class ApiServer:
                 response.headers.add("Warning", warning_value(warning))
         if fault is not None and fault.status and fault.after_commit:
             return fault_response(fault, record)
+        if fault is not None and fault.cut_body_after is not None and isinstance(response, web.Response):
+            return await cut_answer(request, response, fault.cut_body_after, fault.stall)
         return response
 
     def _escalation(self, user: User, record: RecordedRequest, namespace: str | None, body: bytes) -> ApiError | None:

@@ -255,3 +255,14 @@ async def test_rbac_writes_pass_the_escalation_check(apiserver: ApiServer) -> No
     assert (await raw(apiserver, "POST", f"{rbac}/clusterrolebindings?dryRun=All", binding, token=token))[0] == 201
     assert (await raw(apiserver, "PATCH", f"{rbac}/clusterroles/mine?fieldManager=w", dict(pods, metadata={"name": "mine"}),
                       "application/apply-patch+yaml", token=token))[0] == 201
+
+
+async def test_fault_cuts_an_answer_mid_body(apiserver: ApiServer) -> None:  # noqa: F811
+    apiserver.faults.add(Fault(method="GET", path=r"/namespaces$", cut_body_after=20, times=1))
+    async with aiohttp.ClientSession() as session:
+        async with session.get(apiserver.url + "/api/v1/namespaces", headers={"Authorization": f"Bearer {apiserver.token}"}) as answer:
+            assert answer.status == 200 and answer.headers["Content-Type"].startswith("application/json")
+            with pytest.raises(aiohttp.ClientPayloadError):
+                await answer.read()
+    status, body, _ = await raw(apiserver, "GET", "/api/v1/namespaces")  # times=1: whole again
+    assert status == 200 and len(body["items"]) == 4

@@ -555,3 +555,14 @@ def test_jobset_controllers_minute_begins_when_the_jobset_was_made_within_the_ru
     ahead = {"metadata": {"creationTimestamp": "2026-01-01T00:07:00Z"}}
     assert jobset_wait_began({"pendingSince": "2026-01-01T00:00:00Z"}, ahead, now) == "2026-01-01T00:02:00Z"
     assert jobset_wait_began({"pendingSince": "2026-01-01T00:00:00Z", "reason": "Queued"}, jobset, now) is None
+
+
+def test_a_result_log_the_server_fails_then_cuts_mid_read_is_read_again_and_the_run_passes(tmp_path: Path) -> None:
+    """The result pod's log answered 503 once, then cut mid-log once (a proxy timing out, a kube-apiserver restarting):
+    the passing run was judged from the empty log ("no nccl-tests result rows found") or, cut, failed ReconcileError
+    with aiohttp's own error. The engine now reads it again with backoff, and the verdict is the healthy one."""
+    faults = (Fault(method="GET", path=r"/pods/[^/]+/log$", status=503, times=1),
+              Fault(method="GET", path=r"/pods/[^/]+/log$", cut_body_after=300, times=1))
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=faults))
+    assert (report["result"], report["failedNodes"]) == ("PASSED", []), _job(objects)["status"]["conditions"]
+    assert [fault.hits for fault in faults] == [1, 1]

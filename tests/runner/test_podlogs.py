@@ -107,3 +107,30 @@ def test_the_logs_of_every_pod_together_stay_within_their_budget() -> None:
     reader._within_budget()
     assert sum(log.size for log in reader._logs.values()) <= TOTAL_CHARS and ("pod-39", "node") in reader._logs
     assert ("pod-0", "node") not in reader._logs  # the least recently read go first
+
+
+async def test_a_read_the_server_fails_or_cuts_is_raised_to_the_engine_kept_for_a_viewer_and_resumed_without_repeats(cluster) -> None:
+    """A log read answered 503, or cut mid-log, was judged as the whole log (the cut one raised aiohttp's own error): a
+    passing run failed "no result rows" or ReconcileError. The engine (`required`) is now told the read failed, a viewer
+    gets what was kept; the next read goes on after the last whole line, and past READ_PATIENCE_SECONDS of failing
+    reads the engine too gets what was kept (a kubelet that never answers again does not hold a verdict for ever)."""
+    from nvcre_tui.engine.kube.podlogs import READ_PATIENCE_SECONDS
+    from nvcre_tui.engine.store.errors import RetryableError
+    from tests.kubeapi import Fault
+
+    server, store, pod = cluster
+    clock = ManualClock(START)
+    reader = PodLogReader.of_store(store, clock=clock)
+    text = "".join(stamped(i, f"line {i}") for i in range(6))
+    server.set_pod_log("default", "rank0", text, container="node")
+    server.faults.add(Fault(method="GET", path=r"/log$", cut_body_after=len(stamped(0, "line 0")) * 2 + 5, times=1))
+    with pytest.raises(RetryableError, match="connection lost while reading"):
+        await reader.read(pod, "node", required=True)
+    server.faults.add(Fault(method="GET", path=r"/log$", status=503, times=1))
+    assert [line.split(" ", 1)[1] for line in await reader.read(pod, "node")] == ["line 0", "line 1"]  # a viewer: kept
+    assert [line.split(" ", 1)[1] for line in await reader.read(pod, "node", required=True)] == [f"line {i}" for i in range(6)]
+    server.faults.add(Fault(method="GET", path=r"/log$", status=500))
+    with pytest.raises(RetryableError):
+        await reader.read(pod, "node", required=True)
+    clock.advance(READ_PATIENCE_SECONDS)
+    assert len(await reader.read(pod, "node", required=True)) == 6

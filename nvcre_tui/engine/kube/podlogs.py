@@ -5,6 +5,11 @@ seconds, so lines of that second already kept are skipped by count) with `timest
 line by line. Per pod the reader keeps the first HEAD lines (nccl-tests prints its rank table and the
 column header there) and the last TAIL lines (results, failure lines): never a whole log in memory.
 Buffers outlive the pod (a failed group's pods are deleted to free the GPUs), up to MAX_PODS of them.
+
+A read the API server could not answer (a 5xx, a throttle, a connection cut mid-log) leaves what was kept, and the next
+read goes on from there. A viewer is shown what was kept; the engine, which judges a run by its log, is told the read
+failed (`required`), and looks again with backoff, for up to READ_PATIENCE_SECONDS of one log's failing reads: a log
+judged from what an outage let through convicted a passing run ("no nccl-tests result rows found").
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from nvcre_tui.engine.api.bodies import pod_status
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
-from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError
+from nvcre_tui.engine.clock import Clock, SystemClock
+from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError, Timeout, Unavailable
 from nvcre_tui.engine.store.kube.answers import Subject
 from nvcre_tui.engine.store.kube.paths import object_path
 from nvcre_tui.engine.store.protocol import POD
@@ -33,6 +39,10 @@ LINE_LIMIT = 64 * 1024  # a longer line is cut (progress bars without newlines)
 # otherwise hold HEAD + TAIL lines of LINE_LIMIT each, 1.4 GB a pod, in the one engine every namespace shares.
 HEAD_CHARS, TAIL_CHARS, TOTAL_CHARS = 1 << 20, 8 << 20, 256 << 20
 READ_TIMEOUT = 30.0
+# How long (the reader's clock) a log may fail to be read before the engine judges its run from what was kept: an API
+# server or kubelet that is away for minutes is waited out; a node whose kubelet never answers again does not hold the
+# run's verdict for ever.
+READ_PATIENCE_SECONDS = 300.0
 
 
 @dataclass
@@ -48,6 +58,7 @@ class PodLog:
     at_cursor: int = 0              # how many kept lines carry exactly that timestamp
     total: int = 0
     final: bool = False             # read after the container ended: nothing more will come
+    unread_since: float | None = None  # clock.monotonic() of the first of the failed reads since the last one that answered
 
     def add(self, line: str, stamp: datetime | None) -> None:
         if stamp is not None:
@@ -91,24 +102,26 @@ def by_time(*logs: list[str]) -> list[str]:
 class PodLogReader:
     """Reads containers' logs through a KubeStore's connection pool (its Transport)."""
 
-    def __init__(self, transport: Transport, *, head: int = HEAD, tail: int = TAIL) -> None:
+    def __init__(self, transport: Transport, *, head: int = HEAD, tail: int = TAIL, clock: Clock | None = None) -> None:
         self._transport = transport
         self.head, self.tail = head, tail
+        self.clock = clock or SystemClock()
         self._logs: OrderedDict[tuple[str, str], PodLog] = OrderedDict()
 
     @classmethod
-    def of_store(cls, store: Any, **limits: int) -> PodLogReader:
+    def of_store(cls, store: Any, *, clock: Clock | None = None, **limits: int) -> PodLogReader:
         """The reader sharing a KubeStore's connections, auth and retries."""
-        return cls(store._transport, **limits)  # noqa: SLF001 - one pool per process; the store exposes no other handle
+        return cls(store._transport, clock=clock, **limits)  # noqa: SLF001 - one pool per process; the store exposes no other handle
 
     def kept(self, uid: str, container: str) -> list[str] | None:
         """What was read of a pod's log (also after the pod is gone); None when never read."""
         found = self._logs.get((uid, container))
         return found.lines() if found else None
 
-    async def read(self, pod: dict[str, Any], container: str) -> list[str]:
+    async def read(self, pod: dict[str, Any], container: str, *, required: bool = False) -> list[str]:
         """The container's log so far (head + tail), fetching only what is new. A pod that is gone or not
-        started yet answers with what was kept."""
+        started yet answers with what was kept; so does a read the server failed, unless `required` (the engine is
+        to judge the run by it): then the retryable error is raised, for READ_PATIENCE_SECONDS of failing reads."""
         meta = pod["metadata"]
         key = (meta.get("uid") or meta["name"], container)
         log = self._logs.get(key)
@@ -123,10 +136,15 @@ class PodLogReader:
         try:
             await self._fetch(meta["namespace"], meta["name"], container, log)
             log.final = ended
+            log.unread_since = None
         except (NotFound, Invalid):
-            pass  # the pod is gone, or its container is still waiting to start (400): what was kept
+            log.unread_since = None  # the pod is gone, or its container is still waiting to start (400): what was kept
         except StoreError as error:
             if not error.retryable:
+                raise
+            now = self.clock.monotonic()
+            log.unread_since = now if log.unread_since is None else log.unread_since
+            if required and now - log.unread_since < READ_PATIENCE_SECONDS:
                 raise
         self._within_budget()
         return log.lines()
@@ -159,6 +177,8 @@ class PodLogReader:
 
         response = await self._transport.open_stream(object_path(POD, name, namespace, "log"), Subject(POD, name, namespace),
                                                      query, READ_TIMEOUT)
+        import aiohttp  # here: a simulated run imports this module without the client
+
         try:
             pending = b""
             async for chunk in response.content.iter_any():
@@ -168,6 +188,11 @@ class PodLogReader:
                 pending = pending[:LINE_LIMIT]
             if pending:
                 take(pending)
+        except TimeoutError:  # the stream stalled: the lines taken are kept, the next read starts after them
+            raise Timeout.about(POD, name, namespace, f"log of container {container}: no data within {READ_TIMEOUT:g}s") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:  # cut mid-log (the line cut is not taken)
+            raise Unavailable.about(POD, name, namespace, f"log of container {container}: connection lost while reading "
+                                                          f"({' '.join(str(error).split()) or type(error).__name__})") from None
         finally:
             self._transport.close_stream(response)
 
@@ -183,4 +208,5 @@ class PodLogSource:
         if origin is None:
             return []
         pod, container, node = origin
-        return [f"==> pod {pod} · container {container} · node {node or '(not scheduled)'}", *await self.runner.logs(run)]
+        # a viewer: what was kept when the server fails a read (the next read goes on from there)
+        return [f"==> pod {pod} · container {container} · node {node or '(not scheduled)'}", *await self.runner.logs(run, required=False)]

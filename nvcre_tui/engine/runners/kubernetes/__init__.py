@@ -106,7 +106,7 @@ class KubernetesRunner:
         self._jobsets = False  # JobSets seen served (likewise)
         self._dra_version: str | None = None  # the newest resource.k8s.io version seen serving ResourceClaimTemplates (likewise)
         self._kept = False  # whether release has asked which of a run's kept kinds (the two above) are served
-        self.log_reader = PodLogReader.of_store(kube)
+        self.log_reader = PodLogReader.of_store(kube, clock=clock)
         self.pods = PodWatch(pod_cache(kube, namespace))
         self._nodes: WatchCache | None = None  # the engine's cache (Nodes), once connected
         # run uid -> its result pod as last seen (its log outlives it), the latest MAX_PODS only, as the logs kept
@@ -428,7 +428,8 @@ class KubernetesRunner:
                 # The result pod's log says nothing (it never started, or was lost): the failure is in the
                 # log of the pod on the node at fault; read it now, before the pods are deleted.
                 blamed = next((pod for pod in pods if pod_node(pod) == culprit), None)
-                if blamed is not None and (await self.log_reader.read(blamed, _container(blamed)) or termination_messages(blamed)):
+                if blamed is not None and (await self.log_reader.read(blamed, _container(blamed), required=True)
+                                           or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)
         if await self._patch(run, patch) is not None:
@@ -508,22 +509,23 @@ class KubernetesRunner:
 
     # ----------------------------------------------------------------------- output
 
-    async def logs(self, run: Obj) -> list[str]:
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
         """The result pod's log (launcher / index 0): read incrementally, bounded; what was kept once the
-        pod is gone; else the containers' termination messages."""
-        lines = await self._own_log(run)
+        pod is gone; else the containers' termination messages. A read the server fails raises its retryable error
+        (the engine judges the run by this log: it looks again), unless not `required` (a viewer: what was kept)."""
+        lines = await self._own_log(run, required=required)
         pod = await self.result_pod(run)
         last = None if pod is None else await self._last_rank_pod(run, pod)
         if last is not None:  # Megatron prints its step lines on the last global rank only: in the last node's pod
-            lines = by_time(lines, await self.log_reader.read(last, _container(last)))
+            lines = by_time(lines, await self.log_reader.read(last, _container(last), required=required))
         return lines
 
-    async def _own_log(self, run: Obj) -> list[str]:
+    async def _own_log(self, run: Obj, *, required: bool = True) -> list[str]:
         """The result pod's log alone, else its containers' termination messages."""
         pod = await self.result_pod(run)
         if pod is None:
             return []
-        return await self.log_reader.read(pod, _container(pod)) or termination_messages(pod)
+        return await self.log_reader.read(pod, _container(pod), required=required) or termination_messages(pod)
 
     async def _last_rank_pod(self, run: Obj, result: Obj) -> Obj | None:
         """The last node's pod of a multi-node torch run (the result pod is rank 0's), else None."""

@@ -292,6 +292,50 @@ def test_follow_of_a_run_no_engine_advances_says_so_once_and_goes_on(burned: Pat
     assert "Traceback" not in err
 
 
+def test_follow_goes_on_through_an_api_server_that_stops_answering_and_says_so_once(burned: Path, tmp_path: Path,
+                                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`logs --follow` of a running run whose reads the API server answered 503 past the client's retries (a restart,
+    an etcd election) ended at once with exit 2 and `nvcre: ServerError: ...`. It now says once that the store gives no
+    answer and follows on from the log as last read, says when the store answers again, and ends when the run does."""
+    from tests.kubeapi import Fault
+
+    answers = "nvcre: the store answers again"
+
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        asyncio.run(_run_phase(kubeconfig, "Running"))
+        capsys.readouterr()
+        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
+                "--history", str(tmp_path / "h.db")]
+        codes: list[int] = []
+        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+        following.start()
+        out = err = ""
+        while "Avg bus bandwidth" not in out and following.is_alive():
+            said = capsys.readouterr()
+            out, err = out + said.out, err + said.err
+            time.sleep(0.02)
+        # Retry-After 0: the client's six tries of one read spent at once, then the store answers again
+        outage = server.faults.add(Fault(method="GET", path=r"/workloadruns/", status=503, retry_after=0, times=6))
+        deadline = time.monotonic() + 10
+        while answers not in err and following.is_alive() and time.monotonic() < deadline:
+            said = capsys.readouterr()
+            out, err = out + said.out, err + said.err
+            time.sleep(0.05)
+        assert following.is_alive() and outage.hits == 6, (codes, err)
+        asyncio.run(_run_phase(kubeconfig, "Succeeded"))
+        following.join(20)
+        said = capsys.readouterr()
+        out, err = out + said.out, err + said.err
+    assert codes == [0], err
+    store_lines = [line for line in err.splitlines() if "the store" in line]
+    assert len(store_lines) == 2 and store_lines[1] == answers, err
+    assert store_lines[0].startswith("nvcre: no answer from the store since ") and store_lines[0].endswith(
+        "the server is currently unable to handle the request (gave up after 6 tries in 0s)): following the log as last read; "
+        "retried meanwhile"), store_lines[0]
+    assert out.count("Avg bus bandwidth") == 1 and "Traceback" not in err  # nothing printed twice
+
+
 def test_follow_sees_a_holder_whose_clock_runs_ahead_stop_renewing(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The note read a fresh Lease at each check and judged it by renewTime plus duration alone: a holder whose clock runs

@@ -4,7 +4,8 @@ The log comes from the session's LogSource (`session.logs.lines(run)`), the one 
 simulator the run's output as the simulated fleet plays it, on a cluster the result pod's log (pods/log) with the line
 naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
 pane does; a run the simulated fleet played, read without it (`played_elsewhere`), asks for no pod and heads that tail
-as the fleet's (`simulated_tail`). `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane); where
+as the fleet's (`simulated_tail`). `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane), through
+an API server that stops answering for a while (said once on stderr, and that it answers again: `OUTAGE`, `ANSWERS`); where
 no engine holds the Lease (or its holder stopped renewing it; on the simulator, no process holds its store's) it says
 once on stderr that nothing advances the run, and goes on following.
 
@@ -41,7 +42,7 @@ from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.views.waiting import no_output
-from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.errors import NotFound, RetryableError, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ __all__ = ["register", "follow"]
 
 Obj = dict[str, Any]
 FOLLOW_SECONDS = 1.0  # how often --follow reads again (the console's log pane polls as often)
+# `--follow` through an outage (429, 5xx, timeouts, dropped connections past the client's retries), as `run --wait` says it
+OUTAGE = "nvcre: no answer from the store since {since} ({error}): following the log as last read; retried meanwhile"
+ANSWERS = "nvcre: the store answers again"
 LEASE_CHECK_SECONDS = 15.0  # how often --follow asks whether an engine holds the Lease (its default duration)
 NODES_SHOWN = 3       # a group's nodes in the listing, then `+N more`
 OTHERS_SHOWN = 10     # jobs listed after the failed ones (all listed): the failed ones must not scroll away
@@ -232,12 +236,34 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
         try:
             lines = await session.logs.lines(run)
         except StoreError as error:
+            if following and error.retryable:
+                raise  # an outage: followed through (read_through)
             raise InputError(f"logs of job {entry.name}: {_refused(error)}") from None
         if not lines and finished:
             lines = kept_tail(entry.job)
         return lines, finished or not following
 
-    await follow(read, asyncio.sleep)
+    last: list[str] = []
+    away: str | None = None  # the outage said (since when), until a read answers again
+
+    async def read_through() -> tuple[list[str], bool]:
+        """`read`, where a transient failure (the store's retries spent) is an outage said once: the log as last read
+        meanwhile. It ended `--follow` (exit 2) a few seconds into an API server's restart."""
+        nonlocal last, away
+        try:
+            lines, complete = await read()
+        except RetryableError as error:
+            if away is None:
+                away = time.strftime("%H:%M:%S", time.localtime())
+                say(OUTAGE.format(since=away, error=" ".join(str(error).split())))
+            return last, False
+        if away is not None:
+            say(ANSWERS)
+            away = None
+        last = lines
+        return lines, complete
+
+    await follow(read_through if following else read, asyncio.sleep)
     return 0
 
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import ssl
+import stat
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from yaml.composer import ComposerError
 
 from ..errors import InputError
 from ..inputs import read_bytes
-from ..inputs.limits import MAX_KUBECONFIG_BYTES
+from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES, MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields
 from ..terminal import terminal_holder
@@ -287,6 +288,9 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     user = loader._user  # the library keeps the resolved user here
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
+    token_file = (user_entry or {}).get("tokenFile")
+    if isinstance(token_file, str) and token_file and not (user_entry or {}).get("token") and "exec" not in (user_entry or {}):
+        _follow_token_file(configuration, Path(token_file))
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
@@ -361,6 +365,31 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
         except TimeoutError:
             raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
         config.api_key["BearerToken"] = loader.token
+
+    configuration.refresh_api_key_hook = refresh
+
+
+def _follow_token_file(configuration: Configuration, path: Path) -> None:
+    """Send the kubeconfig user's tokenFile as it is now, whitespace trimmed, as client-go does (it reads the file again
+    every minute): a token a sidecar or projected volume rotates was sent as first read until exit, and once the server
+    stopped taking it every request was refused 401; a file ending in a newline (`kubectl create token SA > file`) put
+    the newline in the header, which the HTTP client refuses with a traceback. Read again when the file changes (a
+    stat per request); a file unreadable meanwhile (mid-rotation) leaves the token in use."""
+    seen: tuple[int, int, int] | None = None
+
+    def refresh(config: Configuration, *_: object) -> None:
+        nonlocal seen
+        try:
+            info = path.stat()
+            state = (info.st_ino, info.st_mtime_ns, info.st_size)
+            if state == seen or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CREDENTIAL_FILE_BYTES:
+                return
+            token = path.read_text(errors="replace").strip()
+        except OSError:
+            return
+        seen = state
+        if token and not any(c in token for c in "\r\n"):  # a token of several lines was refused at load; keep the one in use
+            config.api_key["BearerToken"] = f"Bearer {token}"
 
     configuration.refresh_api_key_hook = refresh
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import random
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +35,7 @@ Key = tuple[str, str]  # (namespace or "", name)
 Change = tuple[ResourceKind, Obj | None, Obj | None, bool]
 Subscriber = Callable[[ResourceKind, Obj | None, Obj | None, bool], None]
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
+RETRY_AFTER_CAP = 60.0  # the most seconds of a server's Retry-After the cache waits before trying again
 FIRST_LIST_EXTRA_TRIES = 6  # after the ramp: about 40 s in all before a start gives up
 CHANGES_KEPT = 4096  # changes of a kind `changed_since` remembers beyond twice the kind's objects
 
@@ -362,11 +364,12 @@ class WatchCache:
 
     async def _follow(self, kind: ResourceKind, resource_version: str) -> None:
         failures = 0
+        gone = 0  # watches in a row that met 410 before any event: each relists, so the next one waits longer
         while True:
             try:
                 async for event in self.store.watch(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind),
                                                     resource_version=resource_version):
-                    failures = 0
+                    failures = gone = 0
                     self._unreachable.pop(kind, None)
                     resource_version = event.object["metadata"].get("resourceVersion") or resource_version
                     if event.type == "DELETED":
@@ -375,10 +378,15 @@ class WatchCache:
                         self._apply(kind, event.object, own=False)
                 await asyncio.sleep(0)  # the server ended the watch: resume from where it stopped
             except Gone:
+                # The first relists at once (history compacted past a quiet watch); a server answering every watch 410
+                # (an apiserver whose watch cache lags the one that served the list) was asked hundreds of times a second.
+                if gone:
+                    await asyncio.sleep(backoff(gone - 1))
+                gone += 1
                 resource_version = await self._relist_quietly(kind)
             except StoreError as error:
                 self._failed(kind, error)
-                await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                await asyncio.sleep(backoff(failures, error))
                 failures += 1
                 # A list proves the server answers again (a quiet watch would not say so) and brings in what the
                 # broken watch missed.
@@ -400,8 +408,17 @@ class WatchCache:
                 return await self._relist(kind)
             except StoreError as error:
                 self._failed(kind, error)
-                await asyncio.sleep(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                await asyncio.sleep(backoff(failures, error))
                 failures += 1
+
+
+def backoff(failures: int, error: StoreError | None = None) -> float:
+    """Seconds before the cache tries again after `failures` failures in a row: RETRY_SECONDS' step, jittered (half to
+    all of it: consoles and engines that failed together do not all come back at the same instant), and never sooner than
+    the server's Retry-After (up to RETRY_AFTER_CAP), which the fixed steps ignored."""
+    step = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)] * (0.5 + random.random() / 2)
+    asked = error.retry_after if error is not None else None
+    return max(step, min(asked, RETRY_AFTER_CAP)) if asked else step
 
 
 def _controlled_by(obj: Obj, uid: str) -> bool:

@@ -39,7 +39,7 @@ def test_the_consoles_job_detail_says_it_after_the_tail() -> None:
                       "measurements": {"busBandwidthGBps": 264.814},
                       "failureLog": {"podName": "j-run-launcher", "nodeName": "gpu-node-07", "exitCode": 0, "reason": "ThresholdViolated",
                                      "tail": tail}}}
-    lines = job_detail(job).plain.splitlines()
+    lines = job_detail(job, whole=True).plain.splitlines()
     assert "264.81" in "\n".join(lines)
     assert lines[-1] == f"  {NOTE.format('103.76')}" and lines[-2].endswith("#")
 

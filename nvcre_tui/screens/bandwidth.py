@@ -32,6 +32,8 @@ from nvcre_tui.engine.judging.measure import stored_value
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.controllers.iterations import job_groups
+from nvcre_tui.engine.report.model import measured_whole, not_measured_said
 from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
@@ -55,6 +57,7 @@ class JobRow:
     single_node: bool
     outcome: str  # the Job's outcome (nodestates.job_outcome): its ✓/✗ in the chooser, as every screen says it
     shown: str  # `value` on its side of the threshold that judged it (detail.shown_measurement); "" when not measured
+    cut_short: str | None = None  # its group's reason where its run did not measure a whole one (measured_whole): no value
 
 
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
@@ -64,6 +67,7 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
     runs = Counter(labels_of(j).get(LABEL_GROUP) for j in jobs)
     workflow = next((wf for wf in snapshot.workflows if wf["metadata"]["name"] == workflow_name), None)
     threshold = (job_template_spec(workflow).get("thresholds") or {}).get(BUS_BANDWIDTH) if workflow is not None else None
+    groups = job_groups(workflow) if workflow is not None else {}  # how each Job's group ended: a whole run's value, or none
     rows = []
     for job in jobs:
         meta = job["metadata"]
@@ -74,11 +78,14 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
             label += f" #{labels.get(LABEL_ITERATION)}"
         run = snapshot.run_of(meta["name"])
         value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)
-        usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        group = groups.get(meta["name"])
+        # a run cut short (a crash, a timeout) measured part of a sweep: no value of the spread, its reason said instead
+        cut_short = str(group.get("reason") or FAILED) if group is not None and group.get("phase") == FAILED and not measured_whole(group) else None
+        usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and cut_short is None
         measured = float(value) if usable and value is not None else None
         shown = shown_measurement(BUS_BANDWIDTH, measured, job_status(job).get("evidence"), threshold) if measured is not None else ""
         rows.append(JobRow(meta["name"], label, measured, run, run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1,
-                           job_outcome(job), shown))
+                           job_outcome(job), shown, cut_short))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
 
@@ -216,7 +223,8 @@ class BandwidthScreen(NvcreScreen):
             text.append(f"  {OUTLIER_GLYPH} {outlier.label:<16} {outlier.shown:>8} {BANDWIDTH_UNIT}  {outlier.reason}\n")
         for row in rows:
             if row.value is None and row.finished:  # never a silent pass: a finished job without a value is named
-                text.append(f"  ✗ {row.label:<16} {'—':>8} {BANDWIDTH_UNIT}  no {BUS_BANDWIDTH} measured\n")
+                why = not_measured_said(row.cut_short) if row.cut_short is not None else f"no {BUS_BANDWIDTH} measured"
+                text.append(f"  ✗ {row.label:<16} {'—':>8} {BANDWIDTH_UNIT}  {why}\n")
         if text.plain.count("\n") == 1:
             text.append("  none\n")
         return text
@@ -302,10 +310,12 @@ class BandwidthScreen(NvcreScreen):
             return self._curve_errors.get(row.job, f"{row.label}: {'log not read yet' if row.finished else 'run not finished'}")
         curve = self._curves[selected.job]
         peak = max(curve, key=lambda size: curve[size])
-        others = [max(self._curves[r.job].values()) for r in plotted]
+        if selected.cut_short is not None:  # its curve is what it read before it stopped: no peak of a whole sweep
+            return f"{selected.label}: {not_measured_said(selected.cut_short)}; its sweep stops at {size_label(max(curve))}"
+        others = [max(self._curves[r.job].values()) for r in plotted if r.cut_short is None]  # a partial sweep's is no peak
         # the peak is the measured busBandwidthGBps (the largest out-of-place busbw): on its side of the threshold
         return (f"{selected.label}: peak {shown_measurement(BUS_BANDWIDTH, curve[peak], threshold=self._expression)} {BANDWIDTH_UNIT} at {size_label(peak)}; "
-                f"median peak of {len(plotted)} curves {statistics.median(others):.1f} {BANDWIDTH_UNIT}")
+                f"median peak of {len(others)} curves {statistics.median(others):.1f} {BANDWIDTH_UNIT}")
 
 
 def measured_by(measurement: MeasurementSpec) -> str:

@@ -37,7 +37,7 @@ from nvcre_tui.engine.judging.thresholds import diagnosis_values, value_shower
 from nvcre_tui.engine.diagnose.summary import crossing, record_text, rounds_weighed, tests_said, verdict_rows
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import threshold_out_of_reach
+from nvcre_tui.engine.report.model import measured_whole, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, pods_pending
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views.cert_summary import certification_summary
@@ -379,7 +379,8 @@ class DrilldownScreen(NvcreScreen):
         """A group and its members. `unblamed`: the group failed blaming nobody; it is then a failure of its own
         (`f` and `enter` land on it) and says why. `state`: the category's readable diagnose state (a cleared
         member's detail says why it was cleared)."""
-        busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH)
+        # a run cut short (a crash, a timeout) measured part of a sweep: its reason alone, no value (measured_whole)
+        busbw = (group.get("measurements") or {}).get(BUS_BANDWIDTH) if measured_whole(group) else None
         # A group whose Job waits for its pods is not shown running: nothing of it runs yet, and its line says why.
         pending = pods_pending(job) if job is not None else None
         glyph = PHASE_GLYPHS["Pending"] if pending is not None else PHASE_GLYPHS.get(group.get("phase", "Pending"), "·")
@@ -491,7 +492,7 @@ class DrilldownScreen(NvcreScreen):
             text = self._fault_detail(data["fault"], data["state"])
         elif kind in ("node", "group") and data.get("job"):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now(),
-                                                         data.get("verdicts"))
+                                                         data.get("verdicts"), whole=measured_whole(data["group"]))
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
                                          data.get("tested"))

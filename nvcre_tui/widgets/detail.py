@@ -22,7 +22,7 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.parsers.measurements import shown_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.logtail import nccl_average_note
-from nvcre_tui.engine.report.model import with_blame
+from nvcre_tui.engine.report.model import not_measured_said, with_blame
 from nvcre_tui.engine.report.text import failure_blame
 from nvcre_tui.engine.units import format_duration
 
@@ -109,10 +109,12 @@ def log_tail_lines(lines: Sequence[str]) -> tuple[list[str], str]:
     return stripped, f"from {first} to {last.split('T', 1)[1] if last[:10] == first[:10] else last}"
 
 
-def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None) -> Text:
+def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None, *,
+               whole: bool) -> Text:
     """A Job (optionally focused on one node of it); `now` times a running one. `verdicts`: its category's diagnosis's
     (node -> verdict): each failure says it where one decided the node, as the report's failed groups do, else that a
-    whole-group blame convicts no node (report.text.blame_text)."""
+    whole-group blame convicts no node (report.text.blame_text). `whole`: its group measured a whole run
+    (report.model.measured_whole); else its values (a sweep a crash cut short) are no measurement: its reason instead."""
     status = job_status(job)
     phase, reason, message = conditions_line(job)
     text = Text()
@@ -129,7 +131,10 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
         label(text, "Note", noted.get("message") or noted.get("reason", ""))
     label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
-    measurements_text(text, status.get("measurements"), status.get("evidence"))
+    if whole:
+        measurements_text(text, status.get("measurements"), status.get("evidence"))
+    elif status.get("measurements"):
+        label(text, "Measured", not_measured_said(reason))
     blamed = with_blame(group_nodes(job), job_failures(job))  # `suspect`: blamed with its whole group
     failures = [{**f, "verdict": (verdicts or {}).get(f["name"])} for f in blamed if node in (None, f["name"])]
     if failures:

@@ -135,7 +135,7 @@ def test_evidence_and_a_jobs_measurements_are_shown_on_their_side_of_the_thresho
     evidence_text(text, [failed, passed])
     assert "measured 479.996, expected value >= 480" in text.plain and "measured 480.004, expected value > 480" in text.plain, text.plain
     job = {"metadata": {"name": "j"}, "spec": {}, "status": {"measurements": {BUS_BANDWIDTH: 479.996}, "evidence": [failed]}}
-    assert "busBandwidthGBps  479.996 GB/s" in job_detail(job).plain
+    assert "busBandwidthGBps  479.996 GB/s" in job_detail(job, whole=True).plain
 
 
 def test_the_node_screens_history_shows_each_value_on_its_side_of_the_threshold() -> None:

@@ -59,8 +59,8 @@ def test_a_pass_over_tcp_says_why_in_every_report_and_the_job_detail() -> None:
     assert f"note: gpu-node-02: {NOTE}" in render_junit([report]).replace("&#x27;", "'")
     [noted] = [job for job in jobs if group_nodes(job) == ["gpu-node-02"]]
     [clean] = [job for job in jobs if group_nodes(job) == ["gpu-node-01"]]
-    assert f"Note              {NOTE}" in job_detail(noted).plain
-    assert "Note " not in job_detail(clean).plain
+    assert f"Note              {NOTE}" in job_detail(noted, whole=True).plain
+    assert "Note " not in job_detail(clean, whole=True).plain
 
 
 def test_the_note_fails_nothing_and_a_missed_threshold_still_fails_with_it() -> None:

@@ -14,7 +14,7 @@ def test_a_jobs_reason_failures_and_log_tail_are_shown_without_control_character
            "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "WorkloadFailed", "message": HOSTILE}],
                       "failedNodes": [{"name": "gpu-node-01", "reason": "WorkloadFailed", "message": HOSTILE}],
                       "failureLog": {"podName": "p", "nodeName": "gpu-node-01", "exitCode": 134, "tail": f"{HOSTILE}\n{HOSTILE}"}}}
-    text = job_detail(job).plain
+    text = job_detail(job, whole=True).plain
     assert text.count("[bold red]not markup[/]") == 4  # reason, failure, two log lines: shown, as written
     assert not any(c in text for c in "\x1b\x00\x01\x07\x7f")
 
@@ -50,7 +50,7 @@ def test_a_job_that_ran_and_missed_a_threshold_leads_with_the_validation_failure
                {"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": "workload completed"},
                {"type": "ValidationFailed", "status": "True", "reason": "MeasurementUnavailable",
                 "message": "Threshold \"avgStepTimeSec\" not evaluated: no measured value; no node blamed"}]}}
-    lines = job_detail(job).plain.splitlines()
+    lines = job_detail(job, whole=True).plain.splitlines()
     assert lines[1].split(None, 1) == ["Status", "✗ ValidationFailed"], lines
     assert lines[2].startswith("Reason") and "MeasurementUnavailable: Threshold \"avgStepTimeSec\" not evaluated" in lines[2], lines
     assert lines[3].split(None, 1) == ["Run", "Succeeded: WorkloadCompleted"], lines
@@ -59,7 +59,7 @@ def test_a_job_that_ran_and_missed_a_threshold_leads_with_the_validation_failure
 def test_a_groups_nodes_are_listed_with_spaces_so_they_wrap_between_names() -> None:
     """"gpu-node-01,gpu-node-02,g" / "pu-node-03" at 80 columns: the list had no space to wrap at."""
     job = {"metadata": {"name": "j", "annotations": {"nvcre.nvidia.com/group-nodes": "gpu-node-01,gpu-node-02,gpu-node-03"}}, "spec": {}, "status": {}}
-    [nodes] = [line for line in job_detail(job).plain.splitlines() if line.startswith("Nodes")]
+    [nodes] = [line for line in job_detail(job, whole=True).plain.splitlines() if line.startswith("Nodes")]
     assert nodes.split(None, 1)[1] == "gpu-node-01, gpu-node-02, gpu-node-03"
 
 
@@ -69,7 +69,7 @@ def test_a_log_of_a_group_below_threshold_names_no_node() -> None:
            "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}],
                       "failureLog": {"podName": "r0-screen-1-run-launcher", "exitCode": 0, "reason": "ThresholdViolated",
                                      "tail": "# Avg bus bandwidth    : 103.76"}}}
-    text = job_detail(job).plain
+    text = job_detail(job, whole=True).plain
     assert "Failure log (r0-screen-1-run-launcher, exit 0)" in text and "None" not in text, text
 
 
@@ -82,11 +82,11 @@ def test_a_failure_the_diagnosis_decided_says_its_verdict_not_the_groups_suspici
            "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}],
                       "failedNodes": failed}}
     verdicts = {"gpu-node-01": "healthy", "gpu-node-02": "faulty", "gpu-node-03": "suspect"}
-    rows = [line.strip() for line in job_detail(job, verdicts=verdicts).plain.splitlines() if line.startswith("  gpu-node")]
+    rows = [line.strip() for line in job_detail(job, verdicts=verdicts, whole=True).plain.splitlines() if line.startswith("  gpu-node")]
     assert rows == ["gpu-node-01: ThresholdViolation (cleared by the diagnosis: healthy) — measured 162.36",
                     "gpu-node-02: ThresholdViolation (convicted by the diagnosis: faulty) — measured 162.36",
                     "gpu-node-03: ThresholdViolation (suspect: its whole group failed together, no node named) — measured 162.36"], rows
-    focused = job_detail(job, "gpu-node-01", verdicts=verdicts).plain
+    focused = job_detail(job, "gpu-node-01", verdicts=verdicts, whole=True).plain
     assert "cleared by the diagnosis: healthy" in focused and "suspect" not in focused, focused
 
 
@@ -103,7 +103,7 @@ def test_a_failure_logs_kubelet_times_are_said_once_not_on_every_line() -> None:
     conditions = [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""}]
     job = {"metadata": {"name": "j"}, "spec": {},
            "status": {"conditions": conditions, "failureLog": {"podName": "launcher", "nodeName": "gpu-n01", "exitCode": 0, "tail": tail}}}
-    lines = job_detail(job).plain.splitlines()
+    lines = job_detail(job, whole=True).plain.splitlines()
     shown = lines[lines.index("Failure log (launcher on gpu-n01, exit 0)") + 1:]
     assert shown[:5] == ["  from 2026-03-02T10:15:04Z to 10:15:05Z",
                          "  8388608       2097152     float     sum      -1    58.91  142.40  249.20       0",
@@ -111,4 +111,4 @@ def test_a_failure_logs_kubelet_times_are_said_once_not_on_every_line() -> None:
                          "  # Out of bounds values : 0 OK",
                          "  # Avg bus bandwidth    : 387.038"], shown
     unstamped = {**job, "status": {"conditions": conditions, "failureLog": {"podName": "launcher", "tail": "# Out of bounds values : 0 OK"}}}
-    assert job_detail(unstamped).plain.splitlines()[-1] == "  # Out of bounds values : 0 OK"
+    assert job_detail(unstamped, whole=True).plain.splitlines()[-1] == "  # Out of bounds values : 0 OK"

@@ -252,11 +252,13 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
             label = f"{group['name']} (iter {record.number})" if len(recorded) > 1 and record.round is None else group["name"]
             failed = group.get("phase") == FAILED
             if busbw is not None or failed:
-                # a failed group's reason beside its value: one that crashed after measuring failed for the crash
-                # belowMin judges a whole run's value only: a crashed run's partial one is neither low nor ok
-                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw,
-                                  "belowMin": _low(threshold, busbw) if measured_whole(group) else None, "failed": failed,
-                                  **({"reason": group.get("reason") or ""} if failed else {})})
+                # A failed group's reason: one that crashed after measuring failed for the crash. Only a whole run's value
+                # is its busBW (belowMin judges it): a run cut short measured part of a sweep, kept apart as partialBusBW.
+                whole = measured_whole(group)
+                bandwidth.append({"groupName": label, "nodes": group["nodes"], "busBW": busbw if whole else None,
+                                  "belowMin": _low(threshold, busbw) if whole else None, "failed": failed,
+                                  **({"reason": group.get("reason") or ""} if failed else {}),
+                                  **({"partialBusBW": busbw} if not whole and busbw is not None else {})})
             if failed:
                 status = job_status(job)
                 failed_groups.append({
@@ -293,6 +295,16 @@ def _cliques(category: CategoryView) -> list[Obj]:
          **({"reason": g.get("reason") or ""} if g.get("phase") == FAILED else {})}
         for g in latest if g.get("domains")
     ]
+
+
+# Said in place of the value of a group or run that did not measure a whole run (measured_whole), beside its reason.
+NO_MEASUREMENT = "no measurement"
+
+
+def not_measured_said(reason: str) -> str:
+    """Why a run shows no value though it may have read some (measured_whole false): "WorkloadFailed: no measurement
+    (what it read is part of a sweep, not a whole run's)"."""
+    return f"{reason or 'failed'}: {NO_MEASUREMENT} (what it read is part of a sweep, not a whole run's)"
 
 
 def measured_whole(group: Mapping[str, Any]) -> bool:

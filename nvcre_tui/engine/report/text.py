@@ -10,7 +10,7 @@ from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
 from nvcre_tui.engine.report.logtail import nccl_average_note
-from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
+from nvcre_tui.engine.report.model import (NO_MEASUREMENT, NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
                                           faults_said, inconclusive_said, nodes_said, result_said, under_suspicion_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.units import count, format_duration
@@ -211,7 +211,7 @@ def _category_rows(category: Obj) -> list[str]:
         rows.append(_field("Run notes", count(len(noted), "run")))
         rows += _capped([f"  ! {line}" for line in noted], "run")
     low = [g for g in category.get("groupBandwidth") or [] if g.get("belowMin") or g.get("failed")]
-    if low and any(g["busBW"] is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
+    if low and any(g["busBW"] is not None or g.get("partialBusBW") is not None for g in category.get("groupBandwidth") or []):  # a category that measures bandwidth
         rows.append("Bandwidth by group (below threshold or failed):")
         # In columns: `group-6` above `group-11` put their values one place apart, hard to scan down
         names = max(len(str(group["groupName"])) for group in low)
@@ -276,7 +276,9 @@ def _why_failed(group: Obj) -> str:
 
 
 def _group_bandwidth(category: Obj, group: Obj) -> str:
-    return "n/a" if group["busBW"] is None else f"{group_value(category, group)} {BANDWIDTH_UNIT}"
+    """Its value; where it has none (a run that crashed or timed out part-way: its partial sweep is no measurement,
+    report.model.measured_whole), NO_MEASUREMENT, its reason in the next column."""
+    return NO_MEASUREMENT if group["busBW"] is None else f"{group_value(category, group)} {BANDWIDTH_UNIT}"
 
 
 # The header line of each report/model.HOW_RUN_FIELDS field present.

@@ -487,3 +487,16 @@ async def test_the_suspects_a_stopped_diagnosis_leaves_are_inconclusive_on_the_m
         assert all("undecided: the diagnosis ended" in states[node][1] for node in left), {node: states[node][1] for node in left}
     finally:
         await session.close()
+
+
+async def test_a_run_whose_output_reads_an_implausible_value_fails_and_blames_no_node() -> None:
+    """One row's busbw of 1e308 GB/s passed `value >= 22` (the max over sizes): no hardware measures it. The Job fails
+    ImplausibleMeasurement naming the value and the bound, stores no such value, and blames no node."""
+    lines = [line.replace("   23.30    512    90.00", "  1e+308      0    90.00").replace("23.30    512", "23.30      0")
+             .replace("1024 FAILED", "0 OK") for line in WRONG_ELEMENTS_AFTER_A_WARNING[1:]]
+    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}')
+    failed = cond.find(job["status"]["conditions"], "Failed")
+    assert failed is not None and failed["reason"] == "ImplausibleMeasurement", job["status"]["conditions"]
+    assert "busBandwidthGBps 1e+308 GB/s is above 10000 GB/s" in failed["message"] and "no node blamed" in failed["message"]
+    assert "busBandwidthGBps" not in (job["status"].get("measurements") or {}), job["status"].get("measurements")
+    assert not blamed_nodes(wf, [job]) and certification["status"]["summary"]["result"] == "FAILED"

@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from nvcre_tui.engine.parsers import NO_DATA, PARSERS, WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers import IMPLAUSIBLE, NO_DATA, PARSERS, WRONG_FORMAT, ParseError
+from nvcre_tui.engine.parsers.measurements import implausible
 from nvcre_tui.engine.parsers.nccl_model import describe_skipped
 
 
 RUN_INCOMPLETE = "RunIncomplete"
-#: Why a run that exited 0 convicts no node: its output stopped short, holds no result, or is not the tool's output.
+#: Why a run that exited 0 convicts no node: its output stopped short, holds no result, is not the tool's output, or
+#: reads a value no hardware measures (1e308 GB/s: a misread output, never a pass, no verdict on a node).
 #: A workload that says it succeeded yet printed nothing to measure points at its command or options (a step count
 #: below the log interval, a wrong image), not at the nodes it ran on: it fails, blaming none.
-UNMEASURED_REASONS = frozenset({RUN_INCOMPLETE, NO_DATA, WRONG_FORMAT})
+UNMEASURED_REASONS = frozenset({RUN_INCOMPLETE, NO_DATA, WRONG_FORMAT, IMPLAUSIBLE})
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def measure(parser: str, lines: Iterable[str], gpus: int | None = None) -> Measu
     failure = getattr(result, "failure", None)
     measured = MeasureFailure(failure.reason, failure.message) if failure else _untested_gpus(getattr(result, "gpus", ()), gpus)
     return Measured(
-        measurements={name: stored_value(value) for name, value in result.measurements().items()},
+        # an implausible value is no measurement (its failure names it): never stored, shown, archived or judged
+        measurements={name: stored_value(value) for name, value in result.measurements().items() if implausible(name, value) is None},
         failure=measured,
         notes=tuple(result.notes()),
         remarks=tuple(note for note in result.notes() if any(note.endswith(remark) for remark in getattr(result, "remarks", ()))),

@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 #: Reasons a ParseError carries; callers branch on these, the message is for people.
 NO_DATA = "NoDataCollected"
 WRONG_FORMAT = "WrongFormat"
+#: The failure of a result whose output reads a value no hardware can measure (measurements.Bound): no measurement.
+IMPLAUSIBLE = "ImplausibleMeasurement"
 
 BOM = "\ufeff"
 

@@ -6,6 +6,7 @@ by these names, and show them with these units.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 BUS_BANDWIDTH = "busBandwidthGBps"
@@ -21,6 +22,27 @@ BANDWIDTH_UNIT = "GB/s"
 
 
 @dataclass(frozen=True)
+class Bound:
+    """The values a metric can take on any hardware shipping today, with ample room: a value outside is no measurement
+    (a misread or mangled output, a broken timer), never judged by a threshold (1e308 GB/s met `value >= 400`)."""
+
+    least: float
+    most: float
+    why: str  # what puts the most where it is, said beside a value above it
+    least_excluded: bool = False  # the least itself is outside too (a step of 0 s)
+
+    def refused(self, value: float) -> str | None:
+        """Why `value` is outside ("above 10000"), or None for a plausible one (NaN and infinities never are)."""
+        if not math.isfinite(value):
+            return "not a finite number"
+        if value < self.least or (self.least_excluded and value == self.least):
+            return f"{'not above' if self.least_excluded else 'below'} {self.least:g}"
+        if value > self.most:
+            return f"above {self.most:g}"
+        return None
+
+
+@dataclass(frozen=True)
 class Metric:
     """A measurement a threshold may refer to."""
 
@@ -28,6 +50,7 @@ class Metric:
     unit: str
     description: str
     higher_is_better: bool
+    bound: Bound  # the plausible values: one outside fails its run, unmeasured (parsers.plausible)
     count: bool = False  # a number of things (tests): a whole value is printed whole ("10 tests"), never "10.00"
 
     @property
@@ -36,18 +59,39 @@ class Metric:
         return "" if self.unit == "0..1" else self.unit
 
 
+# The most bus bandwidth any run can measure: NVLink 5 (GB200 NVL72), the fastest GPU interconnect shipping, carries
+# 900 GB/s a direction per GPU (its all-reduce busbw reaches 800-900); over ten times that is room for what comes next.
+MOST_BUS_BANDWIDTH = 10_000.0
+_DIAG_TESTS = Bound(0, 1_000, "dcgmi diag runs a few dozen tests")
+
 METRICS: dict[str, Metric] = {
     m.key: m
     for m in (
-        Metric(BUS_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL bus bandwidth across message sizes", True),
-        Metric(ALG_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL algorithm bandwidth across message sizes", True),
-        Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True),
-        Metric(TFLOPS_PER_GPU, "TFLOP/s", "average achieved TFLOP/s per GPU", True),
-        Metric(STEP_TIME, "s", "average training step time", False),
-        Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True, count=True),
-        Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False, count=True),
+        Metric(BUS_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL bus bandwidth across message sizes", True,
+               Bound(0, MOST_BUS_BANDWIDTH, "past any GPU interconnect shipping (NVLink 5: 900 GB/s a direction per GPU)")),
+        # on two ranks or more, algbw is at most twice busbw (all-gather's factor (n-1)/n is 1/2 at its least)
+        Metric(ALG_BANDWIDTH, BANDWIDTH_UNIT, "maximum NCCL algorithm bandwidth across message sizes", True,
+               Bound(0, 2 * MOST_BUS_BANDWIDTH, "twice the most bus bandwidth any GPU interconnect carries")),
+        Metric(GOODPUT, "0..1", "share of wall time spent on useful training steps", True, Bound(0, 1, "a share of wall time")),
+        Metric(TFLOPS_PER_GPU, "TFLOP/s", "average achieved TFLOP/s per GPU", True,
+               Bound(0, 40_000, "past any GPU shipping (B300: 15,000 TFLOP/s dense FP4)")),
+        Metric(STEP_TIME, "s", "average training step time", False, Bound(0, 86_400, "a step of over a day", least_excluded=True)),
+        Metric(DIAG_TESTS_RUN, "tests", "DCGM diagnostic tests that ran on at least one GPU", True, _DIAG_TESTS, count=True),
+        Metric(DIAG_TESTS_SKIPPED, "tests", "DCGM diagnostic tests skipped or not run on every GPU", False, _DIAG_TESTS, count=True),
     )
 }
+
+
+def implausible(key: str, value: float) -> str | None:
+    """Why a measurement of `key` is no measurement ("busBandwidthGBps 1e+308 GB/s is above 10000 GB/s, past any GPU
+    interconnect shipping (...)"), or None for a plausible value or a key not in METRICS."""
+    metric = METRICS.get(key)
+    refused = metric.bound.refused(float(value)) if metric is not None else None
+    if refused is None:
+        return None
+    unit = f" {metric.shown_unit}" if metric is not None and metric.shown_unit else ""
+    why = f", {metric.bound.why}" if metric is not None and refused.startswith("above") else ""
+    return f"{key} {float(value):g}{unit} is {refused}{unit}{why}: implausible, no measurement"
 
 
 def shown_unit(key: str) -> str:

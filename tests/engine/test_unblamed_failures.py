@@ -500,3 +500,17 @@ async def test_a_run_whose_output_reads_an_implausible_value_fails_and_blames_no
     assert "busBandwidthGBps 1e+308 GB/s is above 10000 GB/s" in failed["message"] and "no node blamed" in failed["message"]
     assert "busBandwidthGBps" not in (job["status"].get("measurements") or {}), job["status"].get("measurements")
     assert not blamed_nodes(wf, [job]) and certification["status"]["summary"]["result"] == "FAILED"
+
+
+async def test_a_value_read_over_rows_the_output_garbled_is_not_the_categorys_bandwidth() -> None:
+    """The report's `Bandwidth: busBW 22.10 GB/s` (JSON bandwidth) counted the value of a run whose output lost a row
+    (MeasurementUnavailable: the fastest size may be the one missing), which its group row, the history and the node
+    screen read as no measurement (report.model.measured_whole): the category's bandwidth now reads the same rule."""
+    lines = [line.replace("    90.00   23.30   23.30    512", "    90.00   23.30     inf      0").replace("1024 FAILED", "0 OK")
+             for line in WRONG_ELEMENTS_AFTER_A_WARNING]
+    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}')
+    assert job["status"]["measurements"]["busBandwidthGBps"] == 20.97  # the premise: the partial value, stored
+    [category] = build_report(certification, [wf], [job])["categories"]
+    assert category["bandwidth"] is None, category["bandwidth"]
+    assert [(g["busBW"], g["partialBusBW"]) for g in category["groupBandwidth"]] == [(None, 20.97)], category["groupBandwidth"]
+    assert "Bandwidth: " not in render_text(build_report(certification, [wf], [job]))

@@ -22,11 +22,11 @@ from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_s
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, job_groups, jobs_run
+from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
-from nvcre_tui.engine.report.model import category_report, measured_whole, report_of
+from nvcre_tui.engine.report.model import category_report, report_of, whole_job_names
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
 from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -126,7 +126,7 @@ def category_results(cert: Obj, workflow: Obj, jobs: Sequence[Obj], nodes: Seque
     # The Jobs whose values are a whole run's, as the report reads its groups (report.model.measured_whole): a run that
     # crashed or timed out part-way measured part of a sweep (362.98 GB/s of one an XID stopped), no measurement of
     # any node, neither in a Job's row nor as a node's value and trend.
-    whole = {ref for ref, group in job_groups(workflow).items() if measured_whole(group)}
+    whole = whole_job_names(workflow)
     for job in jobs:
         members = group_nodes(job)
         for member in dict.fromkeys(members):

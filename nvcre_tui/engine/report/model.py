@@ -20,7 +20,7 @@ from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import excluded_counted as excluded_counted_of
 from nvcre_tui.engine.controllers.iterations import inconclusive_counted, open_suspects
-from nvcre_tui.engine.controllers.iterations import group_failures
+from nvcre_tui.engine.controllers.iterations import group_failures, job_groups
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
@@ -319,11 +319,24 @@ def _ran(group: Mapping[str, Any]) -> bool:
     return group.get("phase") == SUCCEEDED or (group.get("phase") == FAILED and group.get("reason") not in NOT_RUN)
 
 
+def whole_runs(category: CategoryView) -> list[Obj]:
+    """The category's Jobs whose measurements are a whole run's, as its groups read them (measured_whole): not one that
+    crashed or timed out part-way, nor one whose output lost rows (MeasurementUnavailable: the fastest size may be the
+    one missing)."""
+    whole = whole_job_names(category.workflow) if category.workflow is not None else frozenset()
+    return [job for job in category.jobs if job["metadata"]["name"] in whole]
+
+
+def whole_job_names(workflow: Mapping[str, Any]) -> frozenset[str]:
+    """The names of the Workflow's Jobs whose groups measured a whole run (measured_whole): the values the report, the
+    history and the console read as measurements."""
+    return frozenset(ref for ref, group in job_groups(workflow).items() if measured_whole(group))
+
+
 def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
-    """The category's bus bandwidth over its runs that ran to the end (Succeeded, a missed threshold included): a run that
+    """The category's bus bandwidth over its runs that ran to the end (whole_runs, a missed threshold included): a run that
     crashed or timed out part-way measured part of a sweep (an XID at 512 MiB: 235.97 GB/s), no bandwidth of the fleet."""
-    values = [j["status"]["measurements"] for j in jobs
-              if cond.phase(j) == SUCCEEDED and job_status(j).get("measurements", {}).get(BUS_BANDWIDTH) is not None]
+    values = [j["status"]["measurements"] for j in jobs if job_status(j).get("measurements", {}).get(BUS_BANDWIDTH) is not None]
     if not values:
         return None
     bus = [v[BUS_BANDWIDTH] for v in values]
@@ -332,10 +345,9 @@ def _bandwidth_summary(jobs: Sequence[Obj]) -> Obj | None:
 
 
 def _training(jobs: Sequence[Obj]) -> Obj | None:
-    """The category's training measurements over its runs that ran to the end (as _bandwidth_summary)."""
+    """The category's training measurements over its runs that ran to the end (whole_runs, as _bandwidth_summary)."""
     keys = (GOODPUT, TFLOPS_PER_GPU, STEP_TIME)
-    values = [j["status"]["measurements"] for j in jobs
-              if cond.phase(j) == SUCCEEDED and any(k in (job_status(j).get("measurements") or {}) for k in keys)]
+    values = [j["status"]["measurements"] for j in jobs if any(k in (job_status(j).get("measurements") or {}) for k in keys)]
     if not values:
         return None
     return {k: round(sum(v[k] for v in values if k in v) / max(1, sum(1 for v in values if k in v)), 4) for k in keys if any(k in v for v in values)}
@@ -404,7 +416,7 @@ def category_report(category: CategoryView) -> Obj:
         "platform": orch.get("detectedPlatform"), "gpu": orch.get("detectedGPUArchitecture"), "totalNodes": orch.get("totalNodes"),
         "excludedNodes": orch.get("excludedNodes") or [], "thresholds": thresholds, "failedGroups": failed_groups,
         "failedNodes": category_failed_nodes(category), "cliques": _cliques(category), "groupBandwidth": bandwidth,
-        "bandwidth": _bandwidth_summary(jobs), "training": _training(jobs), "iterations": iterations,
+        "bandwidth": _bandwidth_summary(whole := whole_runs(category)), "training": _training(whole), "iterations": iterations,
     })
     waiting = [why for job in jobs if (why := pods_pending(job)) is not None]
     if waiting:  # only while some do: what blocks a running category (no controller, nothing schedulable)

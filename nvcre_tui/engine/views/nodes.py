@@ -12,12 +12,11 @@ from nvcre_tui.engine.api.bodies import creation_order, group_nodes, job_status,
 from nvcre_tui.engine.api.nodes import node_labels, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GROUP, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.iterations import job_groups
 from nvcre_tui.engine.diagnose.clearance import clearance
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.planning.discovery import matches_target
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.model import measured_whole
+from nvcre_tui.engine.report.model import whole_job_names
 from nvcre_tui.engine.report.readmodel import pods_pending
 from nvcre_tui.engine.views.diagnosis import diagnose_state, diagnose_verdicts
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
@@ -86,7 +85,7 @@ def node_history(snapshot: Snapshot, name: str) -> list[Obj]:
             diagnosing = nodestates.diagnosis_open(view.workflow)
             # a run cut short by a crash or a timeout measured part of a sweep: no measurement, as the report and the
             # archive read it (report.model.measured_whole)
-            whole = {ref for ref, group in job_groups(view.workflow).items() if measured_whole(group)} if jobs and view.workflow is not None else set()
+            whole = whole_job_names(view.workflow) if jobs and view.workflow is not None else frozenset()
             for job in jobs:
                 nodes = group_nodes(job)
                 status = job_status(job)

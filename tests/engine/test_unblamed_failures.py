@@ -514,3 +514,18 @@ async def test_a_value_read_over_rows_the_output_garbled_is_not_the_categorys_ba
     assert category["bandwidth"] is None, category["bandwidth"]
     assert [(g["busBW"], g["partialBusBW"]) for g in category["groupBandwidth"]] == [(None, 20.97)], category["groupBandwidth"]
     assert "Bandwidth: " not in render_text(build_report(certification, [wf], [job]))
+
+
+async def test_the_failures_pane_shows_no_value_read_over_rows_the_output_garbled() -> None:
+    """The failures pane's and the wall's Measured column read `busBandwidthGBps 20.97 (value >= 22)` of the group whose
+    output lost a row, as if that value had missed the threshold: it is no measurement (report.model.measured_whole)."""
+    from nvcre_tui.engine.report.readmodel import CertificationView
+    from nvcre_tui.engine.views.failures import category_unblamed
+
+    lines = [line.replace("    90.00   23.30   23.30    512", "    90.00   23.30     inf      0").replace("1024 FAILED", "0 OK")
+             for line in WRONG_ELEMENTS_AFTER_A_WARNING]
+    wf, job, certification = await _silently(lines, '{thresholds: {busBandwidthGBps: "value >= 22"}}')
+    assert [e["measured"] for e in job["status"]["evidence"]] == [20.97]  # the premise: the partial value, judged
+    [category] = CertificationView.of(certification, [wf], [job]).categories
+    [row] = category_unblamed(category)
+    assert row.reason == "no node blamed: MeasurementUnavailable" and row.measured == "busBandwidthGBps unavailable (value >= 22)", row

@@ -14,7 +14,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.names import natural_key
 from nvcre_tui.engine.report import nodestates
-from nvcre_tui.engine.report.model import threshold_out_of_reach
+from nvcre_tui.engine.report.model import measured_whole, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, Iteration
 from nvcre_tui.engine.views.diagnosis import category_faults, diagnose_state, infrastructure_faults
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
@@ -42,11 +42,13 @@ class FailureRow:
         return self.category + (f" +{len(self.also)}" if self.also else "")
 
 
-def _measured(failure: Mapping[str, Any]) -> str:
+def _measured(failure: Mapping[str, Any], *, whole: bool = True) -> str:
+    """The failed checks of `failure`'s evidence: "busBandwidthGBps 264.80 (value >= 400)"; each value "unavailable" where
+    none was measured, or where the run's were not a whole run's (`whole` false: report.model.measured_whole)."""
     checks = [e for e in failure.get("evidence") or [] if not e.get("passed", True)]
     parts = []
     for check in checks:
-        value = check.get("measured")
+        value = check.get("measured") if whole else None
         shown = (shown_measured(str(check.get("metric")), str(check.get("expression")), float(value), False)
                  if isinstance(value, (int, float)) and not isinstance(value, bool) else "unavailable" if value is None else str(value))
         parts.append(f"{check.get('metric', '?')} {shown}" + (f" ({check['expression']})" if check.get("expression") else ""))
@@ -187,7 +189,9 @@ def _unblamed_groups(entry: CategoryView) -> list[FailureRow]:
             status = job_status(job) if job is not None else {}
             message = nodestates.failure_condition(job).get("message") if job is not None else group.get("message")
             rows.append(FailureRow(unblamed_subject(entry, record, group), entry.key, f"{UNBLAMED}: {nodestates.failure_reason(job, group)}",
-                                   _measured(status), str(message or ""), str(wf["metadata"]["name"]),
+                                   # a value read over part of the output, or before the run stopped, is no
+                                   # measurement (measured_whole): which checks it failed, never that value
+                                   _measured(status, whole=measured_whole(group)), str(message or ""), str(wf["metadata"]["name"]),
                                    job["metadata"]["name"] if job is not None else None))
     return rows
 

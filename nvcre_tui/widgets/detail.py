@@ -133,8 +133,8 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
     if whole:
         measurements_text(text, status.get("measurements"), status.get("evidence"))
-    elif status.get("measurements"):
-        label(text, "Measured", not_measured_said(reason))
+    elif status.get("measurements"):  # why, in the words of the Status line's reason
+        label(text, "Measured", not_measured_said(str(validation.get("reason") or "") if validation is not None else reason))
     blamed = with_blame(group_nodes(job), job_failures(job))  # `suspect`: blamed with its whole group
     failures = [{**f, "verdict": (verdicts or {}).get(f["name"])} for f in blamed if node in (None, f["name"])]
     if failures:
@@ -142,7 +142,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
         for failure in failures:
             text.append(f"  {shown(failure['name'])}: {shown(failure_blame(failure))} — {shown(failure.get('message', ''))}\n")
             evidence_text(text, failure.get("evidence"))
-    elif status.get("evidence"):
+    elif status.get("evidence") and whole:  # a partial value's check judged no whole run: the Reason says why it failed
         text.append("Thresholds\n", style="bold")
         evidence_text(text, status.get("evidence"))
     log = status.get("failureLog") or {}

@@ -112,3 +112,19 @@ def test_a_failure_logs_kubelet_times_are_said_once_not_on_every_line() -> None:
                          "  # Avg bus bandwidth    : 387.038"], shown
     unstamped = {**job, "status": {"conditions": conditions, "failureLog": {"podName": "launcher", "tail": "# Out of bounds values : 0 OK"}}}
     assert job_detail(unstamped, whole=True).plain.splitlines()[-1] == "  # Out of bounds values : 0 OK"
+
+
+def test_a_job_that_measured_no_whole_run_shows_no_value_judged() -> None:
+    """A run whose output lost a row (MeasurementUnavailable) kept the evidence of its partial value: the Job detail read
+    `Thresholds  busBandwidthGBps: measured 20.97, expected value >= 22  ✗ ThresholdViolated` and its measurements, as if
+    that value had been judged (its group measured no whole run: report.model.measured_whole). The Reason says it."""
+    evidence = [{"metric": "busBandwidthGBps", "measured": 20.97, "expression": "value >= 22", "passed": False, "reason": "ThresholdViolated"}]
+    why = "busBandwidthGBps 20.97 is below 22, over part of the output (1 row skipped); no node blamed"
+    job = {"metadata": {"name": "j"}, "spec": {},
+           "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "WorkloadCompleted", "message": ""},
+                                     {"type": "ValidationFailed", "status": "True", "reason": "MeasurementUnavailable", "message": why}],
+                      "measurements": {"busBandwidthGBps": 20.97}, "evidence": evidence}}
+    text = job_detail(job, whole=False).plain
+    assert "measured 20.97" not in text and "Thresholds" not in text and "busBandwidthGBps  20.97" not in text, text
+    assert f"MeasurementUnavailable: {why}" in text and "Measured          MeasurementUnavailable: no measurement" in text, text
+    assert "measured 20.97, expected value >= 22" in job_detail(job, whole=True).plain

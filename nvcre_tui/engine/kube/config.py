@@ -288,9 +288,10 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     user = loader._user  # the library keeps the resolved user here
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
-    token_file = (user_entry or {}).get("tokenFile")
-    if isinstance(token_file, str) and token_file and not (user_entry or {}).get("token") and "exec" not in (user_entry or {}):
-        _follow_token_file(configuration, Path(token_file))
+    # check_credential_fields read a tokenFile into `token` (trimmed, checked): follow the file it came from
+    token_origin = filled.get("token", "")
+    if token_origin.startswith("tokenFile ") and "exec" not in (user_entry or {}):
+        _follow_token_file(configuration, Path(token_origin.removeprefix("tokenFile ")))
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")

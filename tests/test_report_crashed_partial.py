@@ -196,3 +196,12 @@ async def test_the_node_screen_shows_no_value_of_the_crashed_run(reports: tuple[
             assert row["phase"] == "Failed" and row["measurements"] == {}, row
     finally:
         await session.close()
+
+
+def test_the_html_report_draws_no_curve_of_the_crashed_run(reports: tuple[str, dict[str, Any], Path]) -> None:
+    """The HTML report drew the crashed run's curve, cut at 128 MiB, beside whole runs' (and took such a curve for one
+    of the lowest groups): its note says the reason instead."""
+    folder = reports[2].parent
+    code, html = _run("certification", "report", "crash", "--state", str(folder / "sim.db"), "--history", str(folder / "h.db"), "-o", "html")
+    assert code == 1 and "<figcaption>Bus bandwidth vs message size" not in html, html
+    assert "Size curves: group-0 (4 nodes): WorkloadFailed: no measurement (what it read is part of a sweep" in html, html

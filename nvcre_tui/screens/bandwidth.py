@@ -33,7 +33,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.parsers import ParseError, parse_nccl
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.controllers.iterations import job_groups
-from nvcre_tui.engine.report.model import measured_whole, not_measured_said
+from nvcre_tui.engine.report.model import cut_short, not_measured_said
 from nvcre_tui.engine.report.nodestates import job_outcome
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.screens.base import NO_COMMAND_BAR, NvcreScreen, error_said
@@ -57,7 +57,7 @@ class JobRow:
     single_node: bool
     outcome: str  # the Job's outcome (nodestates.job_outcome): its ✓/✗ in the chooser, as every screen says it
     shown: str  # `value` on its side of the threshold that judged it (detail.shown_measurement); "" when not measured
-    cut_short: str | None = None  # its group's reason where its run did not measure a whole one (measured_whole): no value
+    cut_short: str | None = None  # its group's reason where its run measured no whole one (model.cut_short): no value
 
 
 def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
@@ -80,12 +80,12 @@ def job_rows(snapshot: Snapshot, workflow_name: str) -> list[JobRow]:
         value = (job_status(job).get("measurements") or {}).get(BUS_BANDWIDTH)
         group = groups.get(meta["name"])
         # a run cut short (a crash, a timeout) measured part of a sweep: no value of the spread, its reason said instead
-        cut_short = str(group.get("reason") or FAILED) if group is not None and group.get("phase") == FAILED and not measured_whole(group) else None
-        usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and cut_short is None
+        cut = cut_short(group) if group is not None else None
+        usable = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and cut is None
         measured = float(value) if usable and value is not None else None
         shown = shown_measurement(BUS_BANDWIDTH, measured, job_status(job).get("evidence"), threshold) if measured is not None else ""
         rows.append(JobRow(meta["name"], label, measured, run, run_status(run or {}).get("phase") in FINISHED, len(nodes) == 1,
-                           job_outcome(job), shown, cut_short))
+                           job_outcome(job), shown, cut))
     return sorted(rows, key=lambda row: (natural_key(row.label), row.label))
 
 

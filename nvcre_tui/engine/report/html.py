@@ -16,11 +16,12 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import job_label, labels_of, measurement_of, run_name, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT, NOT_RUN, PHASE_GLYPHS, RESULT_GLYPHS, SIMULATED_OUTPUT, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.iterations import job_groups
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.report.model import (NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
-                                          faults_said, inconclusive_said, nodes_said, result_said, under_suspicion_said)
+from nvcre_tui.engine.report.model import (NO_THRESHOLDS, cut_short, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
+                                          faults_said, inconclusive_said, nodes_said, not_measured_said, result_said, under_suspicion_said)
 from nvcre_tui.engine.report.readmodel import category_titles
 from nvcre_tui.engine.report.readmodel import Joined
 from nvcre_tui.engine.diagnose.summary import progress_text
@@ -287,6 +288,7 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             continue
         found: dict[str, dict[int, float]] = {}
         problems: dict[str, list[str]] = {}  # why -> the groups it says it of: one sentence said once, not per group
+        groups = job_groups(wf)
         for job in joined.jobs_of(wf):
             run = by_run.get(run_name(job["metadata"]["name"]))
             if run is None or run_status(run).get("phase") not in (SUCCEEDED, FAILED):
@@ -294,6 +296,10 @@ async def size_curves(logs: Any, workflows: Sequence[Obj], jobs: Sequence[Obj], 
             label = job_label(job)
             if (reason := run_status(run).get("reason")) in NOT_RUN:
                 problems.setdefault(f"no pod ran ({reason})", []).append(label)
+                continue
+            # a run cut short (a crash, a timeout) read part of a sweep: no curve of the group, and no lowest one
+            if (cut := cut_short(groups.get(job["metadata"]["name"]) or {})) is not None:
+                problems.setdefault(not_measured_said(cut), []).append(label)
                 continue
             try:
                 lines = await logs.lines(run)

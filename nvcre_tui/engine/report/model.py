@@ -307,6 +307,12 @@ def not_measured_said(reason: str) -> str:
     return f"{reason or 'failed'}: {NO_MEASUREMENT} (what it read is part of a sweep, not a whole run's)"
 
 
+def cut_short(group: Mapping[str, Any]) -> str | None:
+    """The reason of a finished group whose run measured no whole one (measured_whole: a crash, a timeout, output that
+    lost rows), said in place of what it read; None for a whole run's, or a group not finished."""
+    return str(group.get("reason") or FAILED) if group.get("phase") == FAILED and not measured_whole(group) else None
+
+
 def measured_whole(group: Mapping[str, Any]) -> bool:
     """Whether a group's measurements are those of a whole run, the ones its thresholds judged: it succeeded, or the
     thresholds failed it (ThresholdViolated). A run that crashed or timed out part-way measured part of a sweep (an XID

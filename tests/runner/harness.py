@@ -64,6 +64,9 @@ class KubeletDriven:
     async def release(self, owner: Obj) -> None:
         await self.runner.release(owner)
 
+    async def release_ended(self, run: Obj) -> None:
+        await self.runner.release_ended(run)
+
     async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool:
         return await self.runner.namespace_closing(kind, probe)
 

@@ -146,6 +146,12 @@ SIMULATED: Final = "Simulated"  # the simulated fleet played the run: no GPU ran
 # Why a simulated run has no log where a pod's would be (the HTML report's size curves, `certification logs`, the log pane)
 SIMULATED_OUTPUT: Final = "a simulated run, whose output only --sim-runner makes"
 HOW_RUN: Mapping[str, str] = MappingProxyType({BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"})
+# On an ended WorkloadRun of the Kubernetes runner: what the run held on the cluster was given back (a failed run's
+# workload, whose pods hold GPUs; any run's ComputeDomain, whose IMEX daemons hold its nodes, and RoCE claim template).
+# Written after the deletions, so an engine that died between the run's end and them finds the run without it and
+# releases again (runners/kubernetes: release_ended). Never carried to the Job.
+RELEASED: Final = "Released"
+RELEASED_REASON: Final = "RunEnded"
 
 # -- ours: a certification's result (status.summary.result) -----------------------------------------------------
 RESULT_RUNNING: Final = "RUNNING"

@@ -15,6 +15,7 @@ from nvcre_tui.engine.api.bodies import run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.runners.base import EndedRelease
 from nvcre_tui.engine.store.errors import RetryableError, StoreError
 from nvcre_tui.engine.store.protocol import WORKLOADRUN
 
@@ -31,6 +32,8 @@ def run_finished(run: Obj) -> bool:
 async def reconcile_workloadrun(ctx: Context, run: Obj, world: World) -> float | None:
     """Advance one WorkloadRun through the runner; returns seconds until it needs another look."""
     if run_finished(run):
+        if isinstance(ctx.runner, EndedRelease):  # what an engine that died at its end left held (a ComputeDomain)
+            await ctx.runner.release_ended(run)
         return None
     owners = [world.cache.get_by_uid(ref["uid"]) for ref in run["metadata"].get("ownerReferences") or []
               if isinstance(ref, dict) and ref.get("controller") and isinstance(ref.get("uid"), str)]

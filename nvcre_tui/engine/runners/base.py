@@ -57,6 +57,18 @@ class NamespaceProbe(Protocol):
         ...
 
 
+@runtime_checkable
+class EndedRelease(Protocol):
+    """A runner that holds cluster objects past a run's end unless it gives them back (the Kubernetes runner: a failed
+    run's workload, a run's ComputeDomain). The WorkloadRun controller asks it of every ended run it reconciles (all of
+    them as an engine starts): an engine that died, restarted or lost its Lease between writing a run's end and
+    releasing them would otherwise leave them until the Certification is deleted."""
+
+    async def release_ended(self, run: Obj) -> None:
+        """Release what ended `run` still holds, unless done already (idempotent; a no-op for a run that held nothing)."""
+        ...
+
+
 STOP_EXIT_CODE = 137  # SIGKILL after the grace period: what kubelet reports for a pod that was stopped
 
 

@@ -11,6 +11,9 @@ net. A run's status is written only when it changes. When a group fails its work
 (Background: the garbage collector deletes the pods and frees the GPUs) after the log was read;
 succeeded runs keep their pods for their logs until the Job is deleted. Either way a finished (or stopped) run's
 DRA objects go at once: its ComputeDomain, whose IMEX daemons hold its nodes, and its RoCE ResourceClaimTemplate.
+That release follows the write of the run's end, and the run's Released condition follows the release: an engine
+that died (or restarted, or lost its Lease) in between finds the ended run without it and releases again
+(release_ended, asked of every ended run the engine reconciles: all of them as it starts).
 
 `status.logRef` names the pod whose log holds the run's result or failure (the MPI launcher or rank 0;
 the pod on the node at fault when the result pod's log says nothing): the Job's failureLog names it.
@@ -30,10 +33,11 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
                                              JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED,
                                              TRAINJOB_NOT_RECONCILED,
-                                             LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RUN_QUEUED, SIMULATED,
+                                             LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
+                                             RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
-from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, is_true, with_condition
+from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, find, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -114,6 +118,9 @@ class KubernetesRunner:
         # namespace -> (when it was last asked, the answer: being terminated), for _namespace_closing
         self._probed: dict[str, tuple[float, bool]] = {}
         self._refused_since: dict[str, float] = {}  # run uid -> when a webhook first refused its TrainJob (RUNTIME_NOT_CACHED)
+        # uids of ended runs released by this runner, the latest MAX_PODS: the event of a run's end (written before its
+        # Released condition) reaches the engine after the release, and is not to release it again
+        self._released: OrderedDict[str, None] = OrderedDict()
 
     def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
         """Let pod events (and Node events, from the engine's `cache`) wake runs through `wake` (the
@@ -387,10 +394,11 @@ class KubernetesRunner:
                     return RACE_RETRY_SECONDS
             self._refused_since.pop(uid, None)
             reason = NAMESPACE_TERMINATING if isinstance(error, NamespaceTerminating) else WORKLOAD_NOT_CREATED
-            if await self._patch(run, self._failed(reason, str(error))) is not None:
+            if (failed := await self._patch(run, self._failed(reason, str(error)))) is not None:
                 # What was made before the refused object (its TrainingRuntime, Service, ComputeDomain) goes with the run,
                 # not with the certification; its ConfigMaps and ssh-key Secret stay for a garbage collector (release)
                 await self.release(owner)
+                await self._mark_released(failed)
             return None
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
@@ -432,10 +440,8 @@ class KubernetesRunner:
                                            or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)
-        if await self._patch(run, patch) is not None:
-            if verdict.phase == FAILED:
-                await self._delete_workload(run, owner, trainer)
-            await self._release_claims(run, owner)  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
+        if (ended := await self._patch(run, patch)) is not None:
+            await self._release_ended(ended, owner, trainer)  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
 
     async def stop(self, run: Obj) -> None:
         """Abandon the run (timeout, hardware failure, scheduling block): Failed/Stopped, pods deleted."""
@@ -451,11 +457,13 @@ class KubernetesRunner:
             patch = stopped_status(run_status(current).get("phase"), format_time(self.clock.now()))
             if pod is not None:
                 patch["logRef"] = pod["metadata"]["name"]
-            await self._patch(current, patch)
+            current = await self._patch(current, patch) or current  # changed meanwhile: released all the same
         self.pods.forget(current)
         if run_status(current).get("phase") != SUCCEEDED:
             await self._delete_workload(current, owner, await self.trainer())
         await self._release_claims(current, owner)
+        if run_status(current).get("phase") in FINISHED and _holds(current):
+            await self._mark_released(current)
 
     async def tick(self) -> float | None:
         return None
@@ -473,6 +481,41 @@ class KubernetesRunner:
         for api_version, kind_name, name in workload_object_names(meta["name"]):
             await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, uid)
         await self._release_kept(owner)
+
+    async def release_ended(self, run: Obj) -> None:
+        """Release what ended `run` still holds when no Released condition says it was (runners/base.EndedRelease): an
+        engine that wrote the run's end and died, restarted or lost its Lease before the deletions (or met an API error
+        in them) left its workload's pods or its ComputeDomain held until the Certification was deleted. A failed run's
+        log is read first (its Job keeps the tail), as at its end. Nothing asked of a run that held nothing."""
+        uid = str(run["metadata"].get("uid") or "")
+        if not _holds(run) or uid in self._released or find(conditions_of(run), RELEASED) is not None:
+            return
+        if run_status(run).get("phase") != SUCCEEDED:
+            await self.logs(run)
+        await self._release_ended(run, await owner_of(self.store, run), await self.trainer())
+
+    async def _release_ended(self, run: Obj, owner: Obj, trainer: bool) -> None:
+        """Give back what ended `run` (of nvcre Job `owner`) holds, then say so (its Released condition): a run that did
+        not pass, its workload (the garbage collector deletes its pods: the GPUs are free); any run, its DRA objects."""
+        if not _holds(run):
+            return  # passed, claiming nothing: its pods stay for their logs, and no condition is written
+        if run_status(run).get("phase") != SUCCEEDED:
+            await self._delete_workload(run, owner, trainer)
+        await self._release_claims(run, owner)
+        await self._mark_released(run)
+
+    async def _mark_released(self, run: Obj) -> None:
+        """Write `run`'s Released condition (once), after its objects went; remembered here too, for the events of the
+        writes before it."""
+        uid = str(run["metadata"].get("uid") or "")
+        self._released[uid] = None
+        self._released.move_to_end(uid)
+        while len(self._released) > MAX_PODS:
+            self._released.popitem(last=False)
+        if find(conditions_of(run), RELEASED) is None:
+            conditions = with_condition(conditions_of(run), RELEASED, True, RELEASED_REASON,
+                                        "what the run held on the cluster was given back", format_time(self.clock.now()))
+            await self._patch(run, {"conditions": conditions})
 
     async def _release_claims(self, run: Obj, owner: Obj) -> None:
         """Delete the DRA objects made for `run` (of nvcre Job `owner`) once it finished, passed, failed or stopped: its
@@ -609,6 +652,12 @@ class KubernetesRunner:
             return await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), patch, meta.get("resourceVersion"))
         except (Conflict, NotFound):
             return None  # changed meanwhile: the next look decides again
+
+
+def _holds(run: Obj) -> bool:
+    """Whether ended `run` held anything past its end: a workload whose pods hold GPUs (a run that did not pass), or
+    DRA objects (a run with resourceClaims: GB200/GB300's ComputeDomain, AWS GB300's RoCE claim template)."""
+    return run_status(run).get("phase") == FAILED or bool(run_spec(run).get("resourceClaims"))
 
 
 def _container(pod: Obj) -> str:

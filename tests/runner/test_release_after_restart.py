@@ -1,0 +1,107 @@
+"""An engine that dies between writing a run's end and giving back what the run held leaves nothing held for good: the
+next engine to start (a new session, a new runner, over HTTP) finds the ended run without its Released condition and
+deletes its ComputeDomain (whose IMEX daemons hold a GB200 rack's nodes) and its RoCE ResourceClaimTemplate, as the
+nvcre-engine ServiceAccount `setup init` grants. Before, they stayed until the Certification was deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from nvcre_tui.engine.api.vocabulary import RELEASED
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers.conditions import find
+from nvcre_tui.engine.engine import Engine, engine_cache
+from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN
+from nvcre_tui.engine.session import SIM_START
+from nvcre_tui.engine.store.protocol import CRD, WORKLOADRUN
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
+from tests.kube.cluster import installed, store_on
+from tests.kubeapi.faults import Fault
+from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.test_release_dra import NODES, SPEC, TEMPLATE, _crd
+from tests.scenarios.harness import CASES, catalog
+from nvcre_tui.engine.sim.scenario import load_scenario
+
+Obj = dict[str, Any]
+
+
+async def _died_at_the_end(folder: Path) -> tuple[dict[str, list[str]], Obj, dict[str, list[str]], Obj, list[str], list[str]]:
+    """A GB200-like run (ComputeDomain channel + RoCE claim) started by one engine's runner on a server with no Job
+    controller; past the controller's minute that runner writes the run's end (WorkloadNotStarted) and dies as it
+    starts releasing (its task cancelled, its session closed). Then a new engine starts on the same server. What was
+    held after the death, the run then, what is held once the new engine settled, the run then, the new engine's
+    deletions, and the engine's requests `setup init` does not grant."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+        first = await store_on(as_engine, clock, "nvcre-engine")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
+            await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
+            await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
+            _, created = await job_and_its_run(admin, SPEC, NODES)
+
+            async def held() -> dict[str, list[str]]:
+                kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE}
+                return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
+
+            runner = KubernetesRunner(first, clock, first, trainer=False)
+            try:
+                await runner.reconcile_run(created)
+                clock.advance(61)  # no Job controller synced its batch Job: this look ends the run
+                # The release's first read of the ComputeDomain is slow to answer; the engine dies waiting for it.
+                server.faults.add(Fault(method="GET", path=r"/computedomains/", delay=0.2, times=1))
+                look = asyncio.create_task(runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")))
+                while not server.requests_where(verb="get", resource="computedomains"):
+                    await asyncio.sleep(0.002)
+                look.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await look
+            finally:
+                await runner.close()
+            await first.close()
+            after_death, ended = await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
+
+            server.clear_requests()
+            second = await store_on(as_engine, clock, "nvcre-engine")
+            try:
+                cache = engine_cache(second)
+                writer = WriteThroughStore(second, cache)
+                restarted = KubernetesRunner(writer, clock, second, trainer=False)
+                engine = Engine(writer, clock, catalog(), restarted, cache=cache)
+                restarted.connect(engine.queue.add, cache)
+
+                async def released() -> bool:
+                    return await held() == {"ComputeDomain": [], "ResourceClaimTemplate": []}
+
+                try:
+                    await engine.run_until_settled(until=released, max_seconds=120)
+                finally:
+                    await engine.stop()
+                    await restarted.close()
+            finally:
+                await second.close()
+            deletions = sorted(f"{r.resource}/{r.name}" for r in server.requests_where(verb="delete"))
+            return (after_death, ended, await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), deletions,
+                    denied(server.requests))
+        finally:
+            await admin.close()
+
+
+def test_a_restarted_engine_releases_what_a_run_ended_by_a_dead_one_still_holds(tmp_path: Path) -> None:
+    after_death, ended, after_restart, run, deletions, refused = asyncio.run(_died_at_the_end(tmp_path))
+    assert (ended["status"]["phase"], ended["status"]["reason"]) == ("Failed", "WorkloadNotStarted"), ended["status"]
+    assert len(after_death["ComputeDomain"]) == 1 and len(after_death["ResourceClaimTemplate"]) == 1, after_death  # the death held them
+    assert find(ended["status"].get("conditions"), RELEASED) is None
+    assert after_restart == {"ComputeDomain": [], "ResourceClaimTemplate": []}, f"still held after a restart: {after_restart}"
+    assert sorted(d.split("/")[0] for d in deletions) == ["computedomains", "resourceclaimtemplates"], deletions
+    released = find(run["status"].get("conditions"), RELEASED)
+    assert released is not None and released["status"] == "True", run["status"]
+    assert refused == []

@@ -106,6 +106,15 @@ RESOURCE_EFA = "vpc.amazonaws.com/efa"  # AWS's EFA device plugin: one per EFA i
 # -- KAI scheduler -------------------------------------------------------------------------------------------
 LABEL_KAI_QUEUE = "kai.scheduler/queue"
 
+# -- Kueue (read only: nvcre sets no spec.managedBy; Kueue's webhook may) --------------------------------------
+LABEL_KUEUE_QUEUE = "kueue.x-k8s.io/queue-name"  # the LocalQueue a job is queued in (none: the namespace's `default`)
+KUEUE_DEFAULT_QUEUE = "default"  # the LocalQueue Kueue queues a job without the label in, where it exists
+# A batch Job's or TrainJob's spec.managedBy that MultiKueue's webhook sets when the job's ClusterQueue has a MultiKueue
+# admission check: the job is dispatched to a worker cluster and its pods run there, never on this cluster's nodes.
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+# spec.managedBy values that mean the workload's own controller runs it here (unset means so too).
+OWN_WORKLOAD_CONTROLLERS = frozenset({"kubernetes.io/job-controller", "trainer.kubeflow.org/trainjob-controller"})
+
 # -- NVSentinel (read only: the engine writes none of them) --------------------------------------------------
 LABEL_NVSENTINEL_STATE = "nvsentinel.nvidia.com/validation-state"
 LABEL_NVSENTINEL_REQUEST = "nvsentinel.nvidia.com/active-validation-request"

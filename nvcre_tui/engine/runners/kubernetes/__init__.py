@@ -46,6 +46,7 @@ from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE
                                                        delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.jobset import jobset_of, jobset_reconciled
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
+from nvcre_tui.engine.runners.kubernetes.managed import dispatch_refusal, foreign_manager
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
@@ -307,8 +308,12 @@ class KubernetesRunner:
         if failed is not None:
             return Verdict(FAILED, WORKLOAD_NOT_CREATED, f"{what} failed before making pods: {failed.get('reason') or FAILED}"
                            + (f": {failed['message']}" if failed.get("message") else ""))
+        if (dispatched := dispatch_refusal(workload)) is not None:  # made by an nvcre that did not look
+            return Verdict(FAILED, WORKLOAD_NOT_CREATED, dispatched)
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
+        if foreign_manager(workload) is not None:
+            return None  # another controller runs it (spec.managedBy): its own's silence says nothing; the pods' grace bounds it
         state = run_status(run)
         waited = self._controller_waited(state, JOB_NOT_SYNCED if not trainer else TRAINJOB_NOT_RECONCILED)
         if not trainer and not (workload.get("status") or {}).get("startTime"):
@@ -385,6 +390,8 @@ class KubernetesRunner:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
+            if (dispatched := dispatch_refusal(created[-1])) is not None:  # as the webhooks left it: MultiKueue's
+                raise WorkloadError(dispatched)
         except (WorkloadError, ForeignObject, PlatformError, Invalid, Forbidden) as error:
             # Invalid: the server refused it (422); Forbidden: an admission webhook denied it, or RBAC below `setup init`
             uid = str(run["metadata"].get("uid") or "")

@@ -61,6 +61,7 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
+VERSION_SECONDS = 300.0  # how long the server's version, as read, is rendered for: an upgrade takes minutes itself
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
 
@@ -105,8 +106,8 @@ class KubernetesRunner:
         `namespace`: the one namespace whose pods it watches (a viewer's logs), else every one (an engine)."""
         self.store, self.clock, self.kube, self.poll = store, clock, kube, poll
         self._trainer = trainer
-        self._version: tuple[int, int] | None = None  # the server's (major, minor), once read (None: it does not say)
-        self._version_read = False
+        self._version: tuple[int, int] | None = None  # the server's (major, minor) as last read (None: it does not say)
+        self._version_read_at: float | None = None  # when (clock.monotonic), None: never
         self._compute_domains = False  # ComputeDomains seen served (a miss is asked again: the driver may come)
         self._jobsets = False  # JobSets seen served (likewise)
         self._dra_version: str | None = None  # the newest resource.k8s.io version seen serving ResourceClaimTemplates (likewise)
@@ -181,9 +182,12 @@ class KubernetesRunner:
                 "the Trainer needs (`nvcre setup status` checks it)")
 
     async def server_version(self) -> tuple[int, int] | None:
-        """The API server's (major, minor), read from /version once; None when it does not say."""
-        if not self._version_read:
-            self._version, self._version_read = await self.kube.server_version(), True
+        """The API server's (major, minor), read from /version at most once every VERSION_SECONDS; None when it does
+        not say. Read again after that: a control plane upgraded under a long-running engine (1.28 -> 1.29 serves
+        native sidecars; 1.31 Job successPolicy) is rendered for within that bound, not for the version it started on."""
+        now = self.clock.monotonic()
+        if self._version_read_at is None or now - self._version_read_at >= VERSION_SECONDS:
+            self._version, self._version_read_at = await self.kube.server_version(), now
         return self._version
 
     async def fallback_refusal(self, spec: WorkloadRunSpec) -> str | None:

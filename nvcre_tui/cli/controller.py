@@ -175,7 +175,8 @@ async def controller(args: argparse.Namespace, clock: Clock | None = None) -> in
             return await ControllerLoop(session.engine, session.engine_kube, lease, metrics, wall, log=_log,
                                         on_acquired=session.go_on_from_the_fleet, cache=session.engine.cache,
                                         guard=session.guard_schema,
-                                        gone=lambda: uninstalled(kube, namespace, lease.namespace_lost, refused=lease.refused)).run()
+                                        gone=lambda: uninstalled(kube, namespace, lease.namespace_lost, refused=lease.refused,
+                                                                 unauthorized=lease.unauthorized)).run()
         except NamespaceTerminating:  # a create there is refused (403) until it is gone: it was printed every 2 s for ever
             raise InputError(f"{target.server}: {terminating(namespace, await install_namespaces(session.kube))}") from None
         except NotFound as error:  # the Lease's namespace went away (setup reset): it was printed every 2 s for ever

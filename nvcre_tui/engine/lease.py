@@ -161,6 +161,9 @@ class EngineLease:
         # reads. Kept through later failures: the reset then deletes the engine's ServiceAccount, whose token every later
         # request of a real server's answers 401.
         self.refused = False
+        # Whether a renewal failed since the last that succeeded was refused 401 (the server no longer accepts the
+        # engine's credentials: its ServiceAccount deleted, as `setup reset` does, or its token expired); kept likewise.
+        self.unauthorized = False
 
     @property
     def duration_seconds(self) -> int:
@@ -304,7 +307,7 @@ class EngineLease:
         stop before anyone else may take over."""
         renew_deadline = self.duration * 2 / 3
         failed: str | None = None  # the last renewal's error since the last renewal that succeeded
-        self._taken, self.lost_why, self.namespace_lost, self.refused = None, "", None, False
+        self._taken, self.lost_why, self.namespace_lost, self.refused, self.unauthorized = None, "", None, False, False
         while True:
             await self.clock.sleep(self.duration / 3)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
@@ -322,10 +325,11 @@ class EngineLease:
                                        else "gone" if isinstance(error, NotFound) else None)
                 self.refused = self.refused or (isinstance(error, Forbidden)  # RBAC's 403: not a 401, nor a namespace being deleted
                                                 and not isinstance(error, (NamespaceTerminating, Unauthorized, ReadOnlyRefusal)))
+                self.unauthorized = self.unauthorized or isinstance(error, Unauthorized)
             since = None if self._last_renewed is None else self.clock.monotonic() - self._last_renewed
             if held and since is not None and since < renew_deadline:
                 if since < self.duration / 3:  # renewed just now: what failed before is over
-                    failed, self.refused = None, False
+                    failed, self.refused, self.unauthorized = None, False, False
                 continue
             if self._taken is not None:
                 self.lost_why = self._taken

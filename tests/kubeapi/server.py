@@ -63,6 +63,9 @@ class ApiServer:
         self.token = token
         self.version_info = dict(discovery.VERSION_INFO)  # /version; a test may play an older server
         self.tokens: dict[str, User] = {token: User("admin", ("system:masters", "system:authenticated"))}
+        # token -> (namespace, name, uid) of the ServiceAccount it was made for, when one existed: bound to it, as a
+        # TokenRequest's token is, and refused (401) once that account is deleted or replaced (another uid)
+        self._bound: dict[str, tuple[str, str, str]] = {}
         self.authorizer = RbacAuthorizer(lambda group, plural, ns: [
             obj for _, obj in self.storage.bucket(f"{group}/{plural}").items(ns)])
         self.bookmark_interval = bookmark_interval
@@ -175,10 +178,30 @@ class ApiServer:
         return self.tls.client_certificate(user, tuple(groups))
 
     def service_account_token(self, namespace: str, name: str) -> str:
-        """A token for ServiceAccount namespace/name (as a TokenRequest would give); the account need not exist."""
-        token = f"sa.{namespace}.{name}"
+        """A token for ServiceAccount namespace/name (as a TokenRequest would give). Made while the account exists, it is
+        bound to it as the real server's are: refused (401 Unauthorized) once the account is deleted or replaced by
+        another of its name. The account need not exist (a test's shortcut): such a token stays valid."""
+        account = self._service_account(namespace, name)
+        uid = None if account is None else str(account["metadata"].get("uid"))
+        token = f"sa.{namespace}.{name}" + (f".{uid}" if uid else "")  # one account's: never another's of its name
         self.tokens[token] = User.service_account(namespace, name)
+        if uid:
+            self._bound[token] = (namespace, name, uid)
         return token
+
+    def _service_account(self, namespace: str, name: str) -> dict[str, Any] | None:
+        res = self.registry.find("", "v1", "serviceaccounts")
+        return None if res is None else self.registry.current(res, namespace, name)
+
+    def _authenticated(self, token: str) -> User | None:
+        """Who `token` authenticates as; None for an unknown one, or one whose ServiceAccount is gone (or another now)."""
+        user = self.tokens.get(token)
+        bound = self._bound.get(token)
+        if user is not None and bound is not None:
+            account = self._service_account(bound[0], bound[1])
+            if account is None or str(account["metadata"].get("uid")) != bound[2]:
+                return None
+        return user
 
     def _token_request(self, res: Resource, namespace: str | None, name: str, body: dict[str, Any]) -> dict[str, Any]:
         """TokenRequest (authentication.k8s.io/v1, `kubectl create token`): a token of an existing ServiceAccount."""
@@ -245,7 +268,7 @@ class ApiServer:
         except ApiError as error:
             return status_response(error)
         auth = request.headers.get("Authorization", "")
-        user = self.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+        user = self._authenticated(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
         if user is None and self.tls is not None:
             user = certificate_user(request)
         if user is None:

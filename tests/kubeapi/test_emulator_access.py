@@ -226,6 +226,28 @@ async def test_token_request_gives_a_token_that_authenticates_as_the_service_acc
     assert status == 403 and "system:serviceaccount:default:robot" in refused["message"]
 
 
+async def test_a_deleted_service_accounts_token_is_refused_401_as_the_real_server_does(apiserver: ApiServer) -> None:  # noqa: F811
+    """A TokenRequest's token is bound to its ServiceAccount (by uid): once the account is deleted, every request with it,
+    discovery too, is answered 401 Unauthorized with a Status, and an account made again under its name does not revive
+    it; a new TokenRequest of the new account authenticates."""
+    accounts = "/api/v1/namespaces/default/serviceaccounts"
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}
+    await raw(apiserver, "POST", accounts, {"metadata": {"name": "robot"}})
+    token = (await raw(apiserver, "POST", f"{accounts}/robot/token", request))[1]["status"]["token"]
+    assert (await raw(apiserver, "GET", "/api", token=token))[0] == 200
+    assert (await raw(apiserver, "DELETE", f"{accounts}/robot"))[0] == 200
+    for path in ("/api", "/api/v1/namespaces/default/configmaps"):
+        status, body, _ = await raw(apiserver, "GET", path, token=token)
+        assert status == 401, f"{path}: {status} for a deleted account's token"
+        assert (status, body["kind"], body["status"], body["reason"], body["message"], body["code"]) == (
+            401, "Status", "Failure", "Unauthorized", "Unauthorized", 401), body
+    await raw(apiserver, "POST", accounts, {"metadata": {"name": "robot"}})  # another account of its name: another uid
+    assert (await raw(apiserver, "GET", "/api", token=token))[0] == 401
+    renewed = (await raw(apiserver, "POST", f"{accounts}/robot/token", request))[1]["status"]["token"]
+    assert (await raw(apiserver, "GET", "/api", token=renewed))[0] == 200
+    assert (await raw(apiserver, "GET", "/api", token=token))[0] == 401  # the new account's token revives no old one
+
+
 async def test_rbac_writes_pass_the_escalation_check(apiserver: ApiServer) -> None:  # noqa: F811
     """As the real server's RBAC storage: a role only by one who may `escalate` or holds what it grants; a binding only by
     one who may `bind` its role, else the role is read (NotFound when missing, dry runs included) and every right it

@@ -189,15 +189,19 @@ async def live_engines(store: ResourceStore, clock: Clock, also: list[str]) -> l
     return sorted(engines, key=lambda engine: engine.namespace)
 
 
-async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | None, *, refused: bool = False) -> str | None:
+async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | None, *, refused: bool = False,
+                      unauthorized: bool = False) -> str | None:
     """One line once nvcre is no longer installed where an engine ran (`setup reset`, a deleted install namespace): its
     namespace gone or being deleted (`namespace_lost`, as the engine Lease's renewal found it: EngineLease.namespace_lost;
     the engine may not read Namespaces), or none of the nvcre CRDs left (which it may get; where RBAC refuses that, as
     discovery says, which every authenticated user may read), or its RBAC gone: `refused` (the Lease's renewal refused
     by RBAC: EngineLease.refused) and the CRDs refused too, both of which `setup init` grants the engine, or its
     credentials refused after (401: the reset deletes its ServiceAccount, whose tokens a real server then refuses); the
-    engine's ServiceAccount finds those after `setup reset`. None when it still is, or this store may not tell (the
-    API server away). What a lost engine Lease is checked against: "lost the engine lease (... namespace not found)",
+    engine's ServiceAccount finds those after `setup reset`. Its credentials refused outright, its Lease's renewal
+    (`unauthorized`: EngineLease.unauthorized) and the CRDs' reads both answered 401, as `setup reset` leaves it when
+    it deletes the engine's RBAC and ServiceAccount between two renewals: nothing more can be read, and that is said
+    (its ServiceAccount deleted, or its token expired), not a lost Lease to queue for again. None when it still is, or
+    this store may not tell (the API server away). What a lost engine Lease is checked against: "lost the engine lease (... namespace not found)",
     or "(... forbidden)", read as another engine's doing, or the API server's."""
     from nvcre_tui.engine.kube.install import install_crds
     from nvcre_tui.engine.kube.rbac import NVCRE_PLURALS
@@ -207,14 +211,14 @@ async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | No
 
     gone = [f"its namespace {namespace} is {namespace_lost}"] if namespace_lost else []
     crds = install_crds()
-    missing, denied, unauthorized = 0, False, False
+    missing, denied, crd_unauthorized = 0, False, False
     for crd in crds:
         try:
             await store.get(CRD, crd["metadata"]["name"])
         except NotFound:
             missing += 1
         except Unauthorized:  # its credentials refused (an expired token; its ServiceAccount deleted)
-            unauthorized = True
+            crd_unauthorized = True
             break
         except Forbidden as error:
             denied = not isinstance(error, (NamespaceTerminating, ReadOnlyRefusal))  # RBAC's 403 only
@@ -225,8 +229,12 @@ async def uninstalled(store: KubeStore, namespace: str, namespace_lost: str | No
         gone.append("the nvcre CRDs are gone")
     if refused and denied:
         gone.append("its RBAC is gone (refused its Lease and the nvcre CRDs)")
-    elif refused and unauthorized:  # RBAC refused its Lease, then the server its credentials: its ServiceAccount deleted after
+    elif refused and crd_unauthorized:  # RBAC refused its Lease, then the server its credentials: its ServiceAccount deleted after
         gone.append("its RBAC is gone (refused its Lease), then its credentials (401 Unauthorized: its ServiceAccount deleted?)")
+    if not gone and unauthorized and crd_unauthorized:
+        return ("the API server refuses the engine's credentials (401 Unauthorized, to its Lease's renewal and its reads of "
+                "the nvcre CRDs): its ServiceAccount was deleted (`nvcre setup reset`?) or its token expired: stopping the "
+                "engine; `nvcre setup init` installs it again, or run it with credentials the server accepts")
     if not gone:
         return None
     return (f"nvcre was uninstalled under the engine ({'; '.join(gone)}: `nvcre setup reset`?): stopping the engine; "

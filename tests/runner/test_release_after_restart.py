@@ -18,10 +18,12 @@ from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.store.protocol import CRD, WORKLOADRUN
+from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
+from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
+from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
 from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
 from tests.runner.test_release_dra import NODES, SPEC, TEMPLATE, _crd
 from tests.scenarios.harness import CASES, catalog
@@ -70,27 +72,78 @@ async def _died_at_the_end(folder: Path) -> tuple[dict[str, list[str]], Obj, dic
             after_death, ended = await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
 
             server.clear_requests()
-            second = await store_on(as_engine, clock, "nvcre-engine")
-            try:
-                cache = engine_cache(second)
-                writer = WriteThroughStore(second, cache)
-                restarted = KubernetesRunner(writer, clock, second, trainer=False)
-                engine = Engine(writer, clock, catalog(), restarted, cache=cache)
-                restarted.connect(engine.queue.add, cache)
 
-                async def released() -> bool:
-                    return await held() == {"ComputeDomain": [], "ResourceClaimTemplate": []}
+            async def released() -> bool:
+                return await held() == {"ComputeDomain": [], "ResourceClaimTemplate": []}
 
-                try:
-                    await engine.run_until_settled(until=released, max_seconds=120)
-                finally:
-                    await engine.stop()
-                    await restarted.close()
-            finally:
-                await second.close()
+            await _engine_started(as_engine, clock, released, trainer=False)
             deletions = sorted(f"{r.resource}/{r.name}" for r in server.requests_where(verb="delete"))
             return (after_death, ended, await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), deletions,
                     denied(server.requests))
+        finally:
+            await admin.close()
+
+
+async def _engine_started(kubeconfig: Path, clock: ManualClock, until: Any, *, trainer: bool | None) -> None:
+    """An engine started as the nvcre-engine ServiceAccount (`kubeconfig`), run until `until()` (or it settles); stopped."""
+    store = await store_on(kubeconfig, clock, "nvcre-engine")
+    try:
+        cache = engine_cache(store)
+        writer = WriteThroughStore(store, cache)
+        runner = KubernetesRunner(writer, clock, store, trainer=trainer)
+        engine = Engine(writer, clock, catalog(), runner, cache=cache)
+        runner.connect(engine.queue.add, cache)
+        try:
+            await engine.run_until_settled(until=until, max_seconds=120)
+        finally:
+            await engine.stop()
+            await runner.close()
+    finally:
+        await store.close()
+
+
+async def _died_deleting_its_job(folder: Path) -> tuple[list[str], list[str]]:
+    """A batch-fallback run (Kubeflow Trainer not installed) that fails past the Job controller's minute; its engine
+    dies as it deletes the run's batch Job (the request never answered). Kubeflow Trainer is installed before the next
+    engine starts, which so discovers TrainJobs served. The batch Jobs after the death, and once the new engine settled."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+        first = await store_on(as_engine, clock, "nvcre-engine")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
+
+            async def jobs() -> list[str]:
+                return sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
+
+            runner = KubernetesRunner(first, clock, first, trainer=False)
+            try:
+                await runner.reconcile_run(created)
+                clock.advance(61)
+                dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
+                look = asyncio.create_task(runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")))
+                while not server.requests_where(verb="delete", resource="jobs", api_group="batch"):
+                    await asyncio.sleep(0.002)
+                look.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await look
+            finally:
+                await runner.close()
+            await first.close()
+            server.faults.remove(dropped)
+            after_death = await jobs()
+            for plural in ("trainjobs", "trainingruntimes"):
+                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
+            await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
+            await served(admin, {TRAINJOB.api_version: ["trainjobs", "trainingruntimes"]})
+
+            async def gone() -> bool:
+                return not await jobs()
+
+            await _engine_started(as_engine, clock, gone, trainer=None)
+            return after_death, await jobs()
         finally:
             await admin.close()
 
@@ -105,3 +158,11 @@ def test_a_restarted_engine_releases_what_a_run_ended_by_a_dead_one_still_holds(
     released = find(run["status"].get("conditions"), RELEASED)
     assert released is not None and released["status"] == "True", run["status"]
     assert refused == []
+
+
+def test_a_restarted_engine_deletes_a_failed_runs_batch_job_after_kubeflow_trainer_was_installed(tmp_path: Path) -> None:
+    """The run was made a batch Job; the engine that resumes its release serves TrainJobs: it deletes the batch Job,
+    whose pods hold the group's GPUs, not a TrainJob the run never had."""
+    after_death, after_restart = asyncio.run(_died_deleting_its_job(tmp_path))
+    assert after_death == ["cert-job-workload"], after_death
+    assert after_restart == [], f"a failed run's batch Job stays after a restart: {after_restart}"

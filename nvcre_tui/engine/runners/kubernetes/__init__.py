@@ -42,7 +42,7 @@ from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
-from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, ForeignObject, create_all, delete_owned,
+from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, TRAINJOB, ForeignObject, create_all, delete_owned,
                                                        delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.jobset import jobset_of, jobset_reconciled
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
@@ -51,7 +51,7 @@ from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, jud
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
-from nvcre_tui.engine.store.protocol import NODE, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration, listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims, device_claims
@@ -452,7 +452,7 @@ class KubernetesRunner:
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)
         if (ended := await self._patch(run, patch)) is not None:
-            await self._release_ended(ended, owner, trainer)  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
+            await self._release_ended(ended, owner, [workload_kind(trainer)])  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
 
     async def stop(self, run: Obj) -> None:
         """Abandon the run (timeout, hardware failure, scheduling block): Failed/Stopped, pods deleted."""
@@ -503,15 +503,16 @@ class KubernetesRunner:
             return
         if run_status(run).get("phase") != SUCCEEDED:
             await self.logs(run)
-        await self._release_ended(run, await owner_of(self.store, run), await self.trainer())
+        # Either kind: the Trainer may have been installed (or removed) since the run was made, under this engine or before it
+        await self._release_ended(run, await owner_of(self.store, run), [TRAINJOB, BATCH_JOB])
 
-    async def _release_ended(self, run: Obj, owner: Obj, trainer: bool) -> None:
+    async def _release_ended(self, run: Obj, owner: Obj, workload_kinds: list[ResourceKind]) -> None:
         """Give back what ended `run` (of nvcre Job `owner`) holds, then say so (its Released condition): a run that did
         not pass, its workload (the garbage collector deletes its pods: the GPUs are free); any run, its DRA objects."""
         if not _holds(run):
             return  # passed, claiming nothing: its pods stay for their logs, and no condition is written
         if run_status(run).get("phase") != SUCCEEDED:
-            await self._delete_workload(run, owner, trainer)
+            await delete_workload(self.store, run, owner, workload_kinds)
         await self._release_claims(run, owner)
         await self._mark_released(run)
 

@@ -337,7 +337,13 @@ class WatchCache:
         self.relists += 1
         self._unreachable.pop(kind, None)
         listed = {key_of(obj): obj for obj in result.items}
+        snapshot = _rv({"metadata": {"resourceVersion": result.resource_version}})
         for key in [key for key in self.objects[kind] if key not in listed]:
+            written = _rv(self.objects[kind][key])
+            if snapshot is not None and written is not None and written > snapshot:
+                # Written (and `observe`d) after the list's snapshot, while its pages were read: not gone. Removed, it came
+                # back with the watch's next event: a DELETED and an ADDED told for an object that never left.
+                continue
             self._remove(kind, key, own=False)
         for obj in listed.values():
             self._apply(kind, obj, own=False)

@@ -36,7 +36,8 @@ from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.session import Session, SimSession
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
-from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.created import made_by_this_create
+from nvcre_tui.engine.store.errors import AlreadyExists, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
 from nvcre_tui.engine.terminal import hold_terminal
@@ -416,7 +417,12 @@ class NvcreApp(ThemedApp[None]):
                 self.notify(printable(otherwise), severity="error", title="not submitted", markup=False)
                 return False
             self.session.stamp(body)
-            await self.store.create(CERTIFICATION, body)
+            try:
+                await self.store.create(CERTIFICATION, body)
+            except AlreadyExists as taken:
+                # its first try committed, its answer lost, the retry met it: submitted ("already exists" said it was not)
+                if await made_by_this_create(self.store, CERTIFICATION, body, taken) is None:
+                    raise
         except StoreError as error:
             why = f"; {certifications_take('creating', self.session.namespace)}" if rbac_refused(error) else ""
             self.notify(printable(f"{error}{why}"), severity="error", title="not submitted", markup=False)

@@ -87,6 +87,26 @@ async def test_a_viewer_console_does_not_submit_what_the_engine_holding_the_leas
         await admin.close()
 
 
+async def test_a_submit_the_server_committed_but_whose_answer_was_lost_is_submitted(tmp_path: Path) -> None:
+    """The create answered 503 after the write (its answer lost), the client's retry met the certification it had made:
+    the console said "not submitted: ... already exists", and a user composing it again under another name ran it twice."""
+    from tests.kubeapi import Fault
+
+    async with installed(tmp_path) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+        other = EngineLease(admin, SystemClock(), "nvcre-system", "controller-7f9c", duration=3600, runner="pods")
+        assert await other.try_acquire()  # a viewer: no engine of its own to start
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=False), live=True)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await opened(app, pilot)
+            lost = server.faults.add(Fault(method="POST", path=r"/certifications$", status=503, after_commit=True, times=1))
+            assert await app.submit(certification_body(intra_all_reduce("answer-lost")))
+            await pilot.pause()
+            assert lost.hits == 1 and [str(n.message) for n in app._notifications][-1] == "certification answer-lost submitted"
+            assert [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items] == ["answer-lost"]
+        await admin.close()
+
+
 async def test_a_console_with_the_sim_runner_runs_its_own_engine_when_nobody_holds_the_lease(tmp_path: Path) -> None:
     async with installed(tmp_path) as (server, kubeconfig):
         admin = await store_on(kubeconfig, SystemClock(), "nvcre-test")

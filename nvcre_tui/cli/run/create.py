@@ -30,6 +30,7 @@ from nvcre_tui.engine.grants import certifications_take, rbac_refused
 from nvcre_tui.engine.planning.render import UNPLANNED, render_certification
 from nvcre_tui.engine.planning.resolve import SHAPE_OPTIONS
 from nvcre_tui.engine.printable import printable
+from nvcre_tui.engine.store.created import made_by_this_create, stored_if_same_spec
 from nvcre_tui.engine.store.errors import AlreadyExists, Invalid, NamespaceTerminating, NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NAMESPACE, NODE, SECRET
 from nvcre_tui.engine.units import format_duration
@@ -83,15 +84,26 @@ async def run_in(session: Session, args: argparse.Namespace, cert: Any, catalog:
         if not simulated and not args.sim_runner:
             for line in await _hostengines_missing(session, cert, catalog):
                 console.print(f"[yellow]{escape(printable(line, newlines=False))}[/]", soft_wrap=True)
-    except AlreadyExists:
-        followed = await _same_spec(session, body) if args.wait else None
+    except AlreadyExists as error:
+        # The server's answer to our create lost after it was committed (a 5xx, a timeout, a cut connection), and the retry
+        # met it: this command made it. It said "already exists; use another --name", and a second run of it was started.
+        ours = await made_by_this_create(session.store, CERTIFICATION, body, error)
+        if ours is not None:
+            uid = str(ours["metadata"].get("uid") or "")
+            console.print(f"Certification {name} created in namespace {namespace} ({escape(printable(where, newlines=False))}; "
+                          "the server's answer was lost, its retry found it made).")
+            if not simulated and not args.sim_runner:
+                for line in await _hostengines_missing(session, cert, catalog):
+                    console.print(f"[yellow]{escape(printable(line, newlines=False))}[/]", soft_wrap=True)
+        followed = ours or (await _same_spec(session, body) if args.wait else None)
         if followed is None:
             # the name is blamed where it came from: --name overrides the file's metadata.name, which is not at fault then
             named = "--name" if args.name is not None else f"{source(args)}: metadata.name"
             raise InputError(f"{named}: certification {name!r} already exists in {where}; use {'another ' if args.name is not None else ''}"
                              f"--name or `nvcre certification report {name}{again}`") from None
-        uid = str(followed["metadata"].get("uid") or "")
-        console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
+        if ours is None:
+            uid = str(followed["metadata"].get("uid") or "")
+            console.print(f"Certification {name} already exists in namespace {namespace} with this spec: following it.", soft_wrap=True)
     except StoreError as error:
         if isinstance(error, NotFound) and not simulated and not await _namespace_exists(session, namespace):
             raise InputError(f"namespace {namespace} not found on {where_of(session)} (nothing was created: kubectl create namespace "
@@ -227,12 +239,7 @@ async def _hostengines_missing(session: Session, cert: Any, catalog: Any) -> lis
 
 async def _same_spec(session: Session, body: dict[str, Any]) -> dict[str, Any] | None:
     """The stored certification when it is this one (a `run --wait` started again after a kill follows it), else None."""
-    metadata = body["metadata"]
-    try:
-        stored = await session.store.get(CERTIFICATION, metadata["name"], metadata["namespace"])
-    except StoreError:
-        return None
-    return stored if stored.get("spec") == body.get("spec") else None
+    return await stored_if_same_spec(session.store, CERTIFICATION, body)
 
 
 async def _nodes_of_the_holder(session: Any) -> None:

@@ -49,6 +49,9 @@ class StoreError(Exception):
         group, plural = getattr(kind, "group", None), getattr(kind, "plural", None)
         self.resource = (group, plural) if isinstance(group, str) and isinstance(plural, str) else None
         self.read: bool | None = None  # the refused request was a read (GET), as KubeStore knows it; None: not known
+        # The answer to a repeat of a write whose earlier try may have been applied, its answer lost (a 5xx, a timeout, a
+        # cut connection): an AlreadyExists may then be of this very request's making (KubeStore sets it).
+        self.repeated = False
         self.name = name
         self.namespace = namespace
         # Seconds the server asked us to wait (Retry-After), when it said so.

@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from ..errors import NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
+from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
 from .retry import RequestStats, RetryPolicy
@@ -191,6 +191,9 @@ class Transport:
             except NotFound:
                 if ambiguous and absent_after_retry_ok:
                     return None
+                raise
+            except AlreadyExists as error:
+                error.repeated = ambiguous  # a named create whose earlier try was committed meets its own object
                 raise
             except RetryableError as error:
                 unapplied = _surely_not_applied(error)

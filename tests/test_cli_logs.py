@@ -181,6 +181,7 @@ async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
     """The objects a finished run leaves, on the emulator (status as the engine wrote it), and its result pod's log. The
     runs are pods' here, not the simulated fleet's: the Simulated condition is left out (its run's log asks for no pod)."""
     admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    engine = await store_on(kubeconfig, SystemClock(), "nvcre-engine")  # status is the engine's to write (api/provenance.py)
     kinds: dict[str, ResourceKind] = {"Certification": CERTIFICATION, "Workflow": WORKFLOW, "Job": JOB, "WorkloadRun": WORKLOADRUN}
     try:
         for kind, obj in _objects(state, SLOW).items():
@@ -192,7 +193,7 @@ async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
                                "annotations": meta.get("annotations") or {}}
             made = await admin.create(kinds[kind], obj)
             if status:
-                await admin.update_status(kinds[kind], {**made, "status": status})
+                await engine.update_status(kinds[kind], {**made, "status": status})
         pod = f"{SLOW}-run-workload-0"
         await admin.create(POD, {"apiVersion": "v1", "kind": "Pod", "metadata": {
             "name": pod, "namespace": "default",
@@ -201,6 +202,7 @@ async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
         server.set_pod_log("default", pod, f"{kubelet_prefix(SIM_START)}# nThread 1 nGpus 8\n{kubelet_prefix(SIM_START)}# Avg bus bandwidth    : 103.76 \n")
     finally:
         await admin.close()
+        await engine.close()
 
 
 def test_on_a_cluster_it_reads_the_result_pods_log_and_says_what_rbac_is_missing(burned: Path, tmp_path: Path,
@@ -225,7 +227,7 @@ def test_on_a_cluster_it_reads_the_result_pods_log_and_says_what_rbac_is_missing
 
 
 async def _run_phase(kubeconfig: Path, phase: str) -> None:
-    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    admin = await store_on(kubeconfig, SystemClock(), "nvcre-engine")  # as the runner writes it (api/provenance.py)
     try:
         run = await admin.get(WORKLOADRUN, f"{SLOW}-run", "default")
         run["status"]["phase"] = phase

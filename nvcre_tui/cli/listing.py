@@ -19,9 +19,11 @@ from nvcre_tui.cli.report import WAITING, damaged_rows, waiting_of
 from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
 from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import RESULT_RUNNING
+from nvcre_tui.engine.api.provenance import foreign_status
+from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_RUNNING
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers.conditions import is_terminal
+from nvcre_tui.engine.controllers.foreign import refusal_message
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, inconclusive_counted
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
@@ -79,6 +81,9 @@ async def _list(args: argparse.Namespace) -> int:
                     stamped_now=stamped_now)
                 for cert in certs]
         damaged = [f"{row}; left out of the list" for row in damaged_rows(session)]
+        # Listed FAILED (row), as the engine fails them, and named: a status set to PASSED by hand is no result
+        damaged += [refusal_message(CERTIFICATION.kind, cert, foreign) for cert in certs
+                    if (foreign := foreign_status(CERTIFICATION.kind, cert)) is not None]
         try:
             _print_rows(rows, args.output, namespace)
         except BrokenPipeError:
@@ -133,7 +138,8 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None, *, sta
         age = "-"
     # So far for one still running (now: the session's clock), as the dashboard counts it
     timing = waited_and_ran_so_far(status, created, workflows, now, stamped_now or now) if workflows is not None else None
-    result = str(summary.get("result") or "PENDING")
+    # A status someone other than nvcre wrote (api/provenance.py) is no result: FAILED, as the engine fails it
+    result = RESULT_FAILED if foreign_status(CERTIFICATION.kind, cert) is not None else str(summary.get("result") or "PENDING")
     waiting = waiting_of(cert, workflows) if result == RESULT_RUNNING else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),

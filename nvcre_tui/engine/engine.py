@@ -37,6 +37,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import is_held, reconcile_certification
 from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.controllers.foreign import refuse_foreign_status
 from nvcre_tui.engine.controllers.job import reconcile_job
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from nvcre_tui.engine.controllers.workflow import reconcile_workflow
@@ -268,10 +269,12 @@ class Engine:
                 delay = None
             elif deleting:
                 return
-            elif self._scope is None or self._scope(kind, cached):
-                delay = await RECONCILERS[kind](self.ctx, obj, self.world)
-            else:  # outside limit_to: an orphan is collected, nothing else is done
+            elif self._scope is not None and not self._scope(kind, cached):  # outside limit_to: an orphan is collected, nothing else is done
                 delay = None
+            elif await refuse_foreign_status(self.ctx, kind, obj):  # a status someone else wrote: failed, not reconciled
+                delay = None
+            else:
+                delay = await RECONCILERS[kind](self.ctx, obj, self.world)
         except (Conflict, NotFound, AlreadyExists):
             error_class = "Conflict"
             self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly

@@ -62,8 +62,9 @@ async def test_the_engine_recounts_an_old_finished_summary_once_within_its_rbac(
         await engine.stop()
         done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
         assert done["status"]["summary"]["excludedNodes"] == 0 and done["status"]["summary"]["failedNodes"] == 1
-        # As an nvcre before the rule stored it: gpu-node-02 counted excluded too
-        old = await admin.patch_status(CERTIFICATION, NAME, NAMESPACE, {"summary": {**done["status"]["summary"], "excludedNodes": 1}})
+        # As an nvcre before the rule stored it (its engine: a status another hand wrote is refused, not recounted):
+        # gpu-node-02 counted excluded too
+        old = await first.patch_status(CERTIFICATION, NAME, NAMESPACE, {"summary": {**done["status"]["summary"], "excludedNodes": 1}})
         assert old["status"]["summary"]["excludedNodes"] == 1
         workflows_before = [(w["metadata"]["name"], w["metadata"]["resourceVersion"]) for w in (await admin.list(WORKFLOW, NAMESPACE)).items]
         jobs_before = len((await admin.list(JOB, NAMESPACE)).items)

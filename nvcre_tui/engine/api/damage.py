@@ -1,5 +1,6 @@
 """What is wrong with a stored nvcre object: a damaged store (an edited file, a bad write) holds objects the models
-refuse; readers name the first problem and leave the object out instead of failing on it."""
+refuse, and a cluster objects whose status someone other than nvcre wrote (api/provenance.py: a Certification set to
+PASSED by hand); readers name the first problem and leave the object out instead of failing on it, or trusting it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from nvcre_tui.engine.api.provenance import foreign_status
 from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
 from nvcre_tui.engine.api.validation import error_location, error_message, validation_messages
 from nvcre_tui.engine.errors import field_path
@@ -19,6 +21,8 @@ T = TypeVar("T", bound=Mapping[str, Any])
 
 def damaged_object(kind: str, item: Mapping[str, Any]) -> str | None:
     """What is wrong with one stored nvcre object (its first problem, as `field: what`), or None."""
+    if (foreign := foreign_status(kind, item)) is not None:
+        return foreign
     error = _refusal(kind, item)
     return None if error is None else validation_messages(error, "")[0].removeprefix(": ")
 
@@ -27,6 +31,8 @@ def unshowable_object(kind: str, item: Mapping[str, Any]) -> str | None:
     """What keeps a viewer from showing one stored nvcre object (its first problem), or None: as `damaged_object`, but
     a Certification's spec is the user's, which the engine judges (it fails the certification as InvalidSpec, and a
     viewer shows that): of its spec only a type a viewer cannot read (`_unreadable_spec`) counts."""
+    if (foreign := foreign_status(kind, item)) is not None:
+        return foreign
     error = _refusal(kind, item)
     if error is None:
         return None

@@ -212,8 +212,13 @@ COMMAND_NOT_FOUND: Final = "CommandNotFound"
 # new object (403, cause NamespaceTerminating), so the category's Workflow, the group's Job or the run's pods were never
 # (all) made; no node tested.
 NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
+# An object whose status someone other than nvcre wrote (`kubectl edit --subresource=status`, a patch, a script: the
+# API server's managedFields name the writer; api/provenance.py): nothing in it was measured by nvcre, so no node was
+# tested by it either.
+FOREIGN_STATUS: Final = "StatusWrittenByAnother"
 # InvalidSpec: a run whose spec the runner could not turn into a workload (a field, no nodes) made no pod either.
-NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING, INVALID_SPEC})
+NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING, INVALID_SPEC,
+                       FOREIGN_STATUS})
 # The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is
 # blamed WorkloadFailed, as for any failure of the whole group's run.
 WORKLOAD_STALLED: Final = "WorkloadStalled"

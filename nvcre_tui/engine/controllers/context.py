@@ -8,6 +8,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.nodes import plans_the_same
 from nvcre_tui.engine.clock import Clock, format_time
+from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
@@ -45,8 +46,9 @@ class World:
             self._node_changes += 1
 
     def children_of(self, owner: Obj, kind: str) -> list[Obj]:
-        """Children of `owner` of one kind (controller references only), by name."""
-        return self.cache.controlled_by(owner["metadata"]["uid"], kind)
+        """Children of `owner` of one kind (controller references only), by name; one whose status someone other than
+        nvcre wrote reads as failed for it (controllers/foreign.py)."""
+        return [as_nvcre_reads_it(kind, child) for child in self.cache.controlled_by(owner["metadata"]["uid"], kind)]
 
     def certifications(self) -> list[Obj]:
         """Every Certification the cache holds, of every namespace."""

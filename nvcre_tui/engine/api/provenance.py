@@ -1,0 +1,54 @@
+"""Who wrote an nvcre object's status: the API server records every writer in metadata.managedFields (its field
+manager: the client's user agent up to the first `/`, or the `fieldManager` it names), and a status written through the
+status subresource by anyone but nvcre (`kubectl edit --subresource=status`, `kubectl patch`, a script) is no result
+nvcre measured: a Certification set to PASSED by hand must not read as certified.
+
+nvcre's own writers call themselves `nvcre` or `nvcre-...` (the engine `nvcre-engine`, the simulated fleet `nvcre-sim`).
+A store that keeps no managedFields (the embedded one: only nvcre writes there) has no foreign status. This catches
+hands and tools, not a writer that names itself nvcre: RBAC is that boundary (setup init grants status writes to the
+engine's ServiceAccount alone; `nvcre-edit` creates Certifications, never their status).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
+
+NVCRE_MANAGER = "nvcre"
+STATUS_SUBRESOURCE = "status"
+MOST_FIELDS_NAMED = 4
+
+
+def _is_nvcre(manager: str) -> bool:
+    name = manager.split("/")[0]
+    return name == NVCRE_MANAGER or name.startswith(f"{NVCRE_MANAGER}-")
+
+
+def _status_fields(entry: Mapping[str, Any]) -> list[str]:
+    """The top-level status fields one managedFields entry owns (`status.summary`), from its FieldsV1."""
+    fields = entry.get("fieldsV1")
+    status = fields.get("f:status") if isinstance(fields, Mapping) else None
+    if not isinstance(status, Mapping):
+        return []
+    return sorted(f"status.{key[2:]}" for key in status if isinstance(key, str) and key.startswith("f:"))
+
+
+def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
+    """What of an nvcre object's status someone other than nvcre wrote, as one phrase (`status.conditions, status.summary
+    written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's."""
+    if kind not in RESOURCES_BY_KIND:
+        return None
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping) or entry.get("subresource") != STATUS_SUBRESOURCE:
+            continue
+        manager = str(entry.get("manager") or "")
+        fields = _status_fields(entry)
+        if _is_nvcre(manager) or not fields:
+            continue
+        named = ", ".join(fields[:MOST_FIELDS_NAMED]) + (f" and {len(fields) - MOST_FIELDS_NAMED} more" if len(fields) > MOST_FIELDS_NAMED else "")
+        return f"{named} written by {manager or 'an unnamed field manager'}, not by nvcre: not a result nvcre measured"
+    return None

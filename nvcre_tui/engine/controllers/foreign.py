@@ -1,0 +1,85 @@
+"""Objects whose status someone other than nvcre wrote (api/provenance.py): the engine fails them, naming the fields
+and the writer in a condition and a Warning event, and reads such a child as failed that way meanwhile, so a Workflow
+or Job set to Succeeded by hand never passes its parent, and a Certification set to PASSED by hand never stands."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from nvcre_tui.engine.api.bodies import certification_status, run_status
+from nvcre_tui.engine.api.provenance import foreign_status
+from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, RESULT_FAILED
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.store.errors import describe
+from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKLOADRUN, ResourceKind
+
+Obj = dict[str, Any]
+
+
+class Context(Protocol):
+    """What the refusal needs of the reconcilers' Context (controllers/context.py, whose World reads children through
+    as_nvcre_reads_it: this module cannot import it)."""
+
+    def now(self) -> str: ...
+
+    async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool: ...
+
+ADVICE = "delete it and create it again"
+
+
+def refusal_message(kind: str, obj: Obj, foreign: str) -> str:
+    """`Certification default/x: status.summary written by kubectl-patch, not by nvcre: ...; delete it and create it again`."""
+    meta = obj.get("metadata") or {}
+    return f"{describe(kind, str(meta.get('name') or '?'), meta.get('namespace'))}: {foreign}; {ADVICE}"
+
+
+def _status(obj: Obj) -> Obj:
+    status = obj.get("status")
+    return status if isinstance(status, dict) else {}
+
+
+def _refused_status(kind: str, obj: Obj, message: str, now: str) -> Obj:
+    """The status that fails `obj` for its foreign status (merged into what it holds)."""
+    if kind == WORKLOADRUN.kind:
+        return {"phase": FAILED, "reason": FOREIGN_STATUS, "message": message}
+    status = _status(obj)
+    refused: Obj = {"conditions": cond.with_phase(status.get("conditions"), FAILED, FOREIGN_STATUS, message, now)}
+    if kind == CERTIFICATION.kind:  # kubectl's Result column, `certification list`, the metrics: FAILED, never the hand's word
+        summary = certification_status(obj).get("summary")
+        refused["summary"] = {**(summary if isinstance(summary, dict) else {}), "result": RESULT_FAILED}
+    return refused
+
+
+def _refused_already(kind: str, obj: Obj) -> bool:
+    """Whether the engine failed `obj` for a foreign status already (its writer's other fields may stay theirs)."""
+    if kind == WORKLOADRUN.kind:
+        state = run_status(obj)
+        return state.get("phase") == FAILED and state.get("reason") == FOREIGN_STATUS
+    failed = cond.find(_status(obj).get("conditions"), FAILED)
+    if not (failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS):
+        return False
+    if kind == CERTIFICATION.kind:
+        summary = certification_status(obj).get("summary")
+        return isinstance(summary, dict) and summary.get("result") == RESULT_FAILED
+    return True
+
+
+async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> bool:
+    """Fail `obj` when someone other than nvcre wrote its status (once: nothing when failed so already); whether it had
+    such a status (the caller then reconciles it no further)."""
+    foreign = foreign_status(kind.kind, obj)
+    if foreign is None:
+        return False
+    if not _refused_already(kind.kind, obj):
+        message = refusal_message(kind.kind, obj, foreign)
+        await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
+    return True
+
+
+def as_nvcre_reads_it(kind: str, obj: Obj) -> Obj:
+    """A child as its parent's reconcile reads it: failed for its foreign status (a copy), else itself, so a parent that
+    looks before the child's own reconcile refused it takes no hand-written result from it."""
+    foreign = foreign_status(kind, obj)
+    if foreign is None or _refused_already(kind, obj):
+        return obj
+    return {**obj, "status": {**_status(obj), **_refused_status(kind, obj, refusal_message(kind, obj, foreign), "")}}

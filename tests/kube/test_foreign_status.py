@@ -1,0 +1,138 @@
+"""A status someone other than nvcre wrote (`kubectl edit --subresource=status`, `kubectl patch`: the API server's
+managedFields name the writer) is no result nvcre measured. A Certification set to PASSED by hand read PASSED in the
+report (exit 0), `certification list` and the history, and the engine took it for finished; a Workflow set to Succeeded
+by hand passed its category. Now the engine fails such an object with a condition and a Warning event naming the fields
+and the writer, reads such a child as failed meanwhile, and the report and the list refuse to take the hand's word."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.api.vocabulary import FOREIGN_STATUS, RESULT_FAILED
+from nvcre_tui.engine.clock import ManualClock, SystemClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, WORKFLOW, kind_of
+from nvcre_tui.engine.store.kube import KubeStore
+from tests.kube.cluster import installed_in_thread, store_on
+from tests.scenarios.harness import CASES, catalog
+
+from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
+
+CASE = CASES / "all-pass-full-scale"
+NAME = "all-pass-full-scale"
+NAMESPACE = "default"
+PASSED_BY_HAND = {
+    "conditions": [{"type": "Succeeded", "status": "True", "reason": "Passed", "message": "looks fine",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+    "summary": {"result": "PASSED", "passedCategories": "1/1", "failedNodes": 0},
+    "startTime": "2026-01-01T00:00:00Z", "completionTime": "2026-01-01T01:00:00Z",
+    "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Succeeded"}],
+}
+SUCCEEDED_BY_HAND = {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Done", "message": "by hand",
+                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+
+
+def _certification() -> dict:
+    cert = certification_from_text("cert.yaml", (CASE / "cert.yaml").read_text(), catalog()).to_wire()
+    cert["metadata"]["namespace"] = NAMESPACE
+    cert.pop("status", None)
+    return cert
+
+
+async def _engine(engine_store: KubeStore, sim_store: KubeStore, clock: ManualClock) -> Engine:
+    scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
+    fleet = SimulatedFleet(sim_store, clock, scenario)
+    await fleet.ensure_nodes()
+    return Engine(engine_store, clock, catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
+
+
+async def _warnings(admin: KubeStore, name: str) -> list[str]:
+    events = (await admin.list(EVENT, NAMESPACE)).items
+    return [e["message"] for e in events if e.get("reason") == FOREIGN_STATUS and e["involvedObject"]["name"] == name]
+
+
+async def test_the_engine_fails_a_certification_passed_by_hand_and_a_workflow_succeeded_by_hand(cluster) -> None:  # noqa: F811
+    server, kubeconfig, engine_kubeconfig, clock = cluster
+    admin = await store(kubeconfig, clock, "test-admin")
+    hand = await store(kubeconfig, clock, "kubectl-patch")
+    sim_store = await store(kubeconfig, clock, "nvcre-sim")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
+    try:
+        for obj in install_objects(INSTALL_NAMESPACE):  # what `nvcre setup init` applies
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        engine = await _engine(engine_store, sim_store, clock)
+
+        # A Certification whose status a hand set to PASSED before any engine looked: failed, never run
+        await admin.create(CERTIFICATION, {**_certification(), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
+        await hand.patch_status(CERTIFICATION, "by-hand", NAMESPACE, PASSED_BY_HAND)
+        # One the engine runs, whose Workflow a hand sets to Succeeded while it runs
+        await admin.create(CERTIFICATION, _certification())
+
+        async def running() -> bool:
+            return any(cond.phase(wf) == "InProgress" for wf in (await admin.list(WORKFLOW, NAMESPACE)).items)
+
+        assert await engine.run_until_settled(until=running, max_seconds=600)
+        [wf] = (await admin.list(WORKFLOW, NAMESPACE)).items
+        await hand.patch_status(WORKFLOW, wf["metadata"]["name"], NAMESPACE, SUCCEEDED_BY_HAND)
+
+        async def finished() -> bool:
+            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
+
+        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        await engine.run_until_settled(max_seconds=60)
+        await engine.stop()
+
+        forged = await admin.get(CERTIFICATION, "by-hand", NAMESPACE)
+        failed = cond.find(forged["status"]["conditions"], "Failed")
+        assert failed is not None and failed["status"] == "True" and failed["reason"] == FOREIGN_STATUS
+        assert failed["message"].startswith(f"Certification {NAMESPACE}/by-hand: status.categoryStatuses, status.completionTime, "
+                                            "status.conditions, status.startTime and 1 more written by kubectl-patch, not by nvcre")
+        assert forged["status"]["summary"]["result"] == RESULT_FAILED
+        assert await _warnings(admin, "by-hand") == [failed["message"]]
+        assert not [w for w in (await admin.list(WORKFLOW, NAMESPACE)).items if w["metadata"]["name"].startswith("by-hand")]
+
+        ran = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        assert ran["status"]["summary"]["result"] == RESULT_FAILED, ran["status"]
+        workflow = await admin.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE)
+        assert cond.find(workflow["status"]["conditions"], "Failed")["reason"] == FOREIGN_STATUS
+        assert [m.split(":")[0] for m in await _warnings(admin, wf["metadata"]["name"])] == [f"Workflow {NAMESPACE}/{wf['metadata']['name']}"]
+    finally:
+        for s in (admin, hand, sim_store, engine_store):
+            await s.close()
+
+
+async def _pass_by_hand(kubeconfig: Path) -> None:
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    hand = await store_on(kubeconfig, SystemClock(), "kubectl-edit")
+    try:
+        await admin.create(CERTIFICATION, {**_certification(), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
+        await hand.patch_status(CERTIFICATION, "by-hand", NAMESPACE, PASSED_BY_HAND)
+    finally:
+        await admin.close()
+        await hand.close()
+
+
+def test_report_and_list_do_not_take_a_status_passed_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with installed_in_thread(tmp_path) as (_, kubeconfig):
+        asyncio.run(_pass_by_hand(kubeconfig))
+        flags = ["--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
+        assert main(["certification", "report", "by-hand", *flags]) == 2
+        out, err = capsys.readouterr()
+        assert "PASSED" not in out and "Traceback" not in err
+        assert "certification default/by-hand is damaged: status.categoryStatuses" in err and "written by kubectl-edit, not by nvcre" in err
+        assert main(["certification", "list", *flags]) == 2
+        out, err = capsys.readouterr()
+        [row] = out.splitlines()[1:]
+        assert row.split()[:2] == ["by-hand", RESULT_FAILED]
+        assert err.startswith("Certification default/by-hand: status.categoryStatuses") and "written by kubectl-edit, not by nvcre" in err

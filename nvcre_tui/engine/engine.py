@@ -183,7 +183,11 @@ class Engine:
                     child_kind = KIND_BY_NAME.get(str(child.get("kind")))
                     if child_kind is not None:
                         self.queue.add((child_kind, key_of(child)))
-            for ref in obj["metadata"].get("ownerReferences") or []:
+            # Its owner before the change too: a child whose ownerReferences were edited away names it no more, and the
+            # owner waiting for it learns it lost it (Context.lost_child) instead of waiting for ever.
+            refs = [*(old["metadata"].get("ownerReferences") or [] if old is not None and new is not None else []),
+                    *(obj["metadata"].get("ownerReferences") or [])]
+            for ref in refs:
                 owner_kind = KIND_BY_NAME.get(str(ref.get("kind"))) if isinstance(ref, dict) and ref.get("controller") else None
                 if owner_kind is not None:
                     self.queue.add((owner_kind, (obj["metadata"].get("namespace") or "" if owner_kind.namespaced else "", ref.get("name"))))

@@ -21,7 +21,7 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, 
                                              RESULT_RUNNING, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.context import Context, Leftover, NameCollision, World
+from nvcre_tui.engine.controllers.context import DISOWNED, Context, Leftover, NameCollision, World
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, nodes_by_group
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
@@ -100,8 +100,13 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         name = category_workflow_name(model, index)
         status = dict(previous.get((category.domain, category.variant, index)) or {"domain": category.domain, "variant": category.variant, "status": "Pending"})
         wf = workflows.get(name)
-        if wf is None and status["status"] == IN_PROGRESS and await ctx.is_gone(WORKFLOW, name, cert["metadata"].get("namespace")):
-            status.update(status=FAILED, reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
+        if wf is None and status["status"] == IN_PROGRESS and (lost := await ctx.lost_child(WORKFLOW, name, cert)) is not None:
+            if lost == DISOWNED:
+                status.update(status=FAILED, reason="WorkflowDisowned",
+                              message=(f"Workflow {name}'s metadata.ownerReferences no longer name Certification {cert['metadata']['name']} "
+                                       "as its controller (edited): its result is not taken"))
+            else:
+                status.update(status=FAILED, reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
             statuses.append(status)
             continue
         if wf is not None:

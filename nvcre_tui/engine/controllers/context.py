@@ -18,6 +18,9 @@ from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerm
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
+# Ctx.lost_child: how a child its owner waits for was lost.
+DELETED = "deleted"
+DISOWNED = "disowned"
 
 
 class NameCollision(Exception):
@@ -169,14 +172,19 @@ class Context:
             return None
         return await self.runner.namespace_closing(kind, probe)
 
-    async def is_gone(self, kind: ResourceKind, name: str, namespace: str | None) -> bool:
-        """Confirm with a live read that a child missing from this sweep's view is really gone
-        (a cache miss must not fail anything: NVCRE #384)."""
+    async def lost_child(self, kind: ResourceKind, name: str, owner: Obj) -> str | None:
+        """Why a child missing from this sweep's view of `owner`'s children is lost, confirmed with a live read (a cache
+        miss must not fail anything: NVCRE #384): `deleted`, or `disowned` (it stands, but its metadata.ownerReferences
+        no longer name `owner` as its controller: edited by hand, its result is not the owner's, and the owner stood
+        still for ever waiting for it); None: it is the owner's child still."""
         try:
-            await self.store.get(kind, name, namespace)
+            live = await self.store.get(kind, name, owner["metadata"].get("namespace"))
         except NotFound:
-            return True
-        return False
+            return DELETED
+        refs = (live.get("metadata") or {}).get("ownerReferences")
+        uid = owner["metadata"].get("uid")
+        mine = any(isinstance(ref, dict) and ref.get("controller") is True and ref.get("uid") == uid for ref in refs or [])
+        return None if mine else DISOWNED
 
     async def delete(self, kind: ResourceKind, obj: Obj) -> None:
         """Delete an object if it is still there."""

@@ -20,7 +20,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HAR
                                              LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.context import Context, World
+from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
 from nvcre_tui.engine.controllers.iterations import (TIMED_OUT_EVERYWHERE, blamed_members, blamed_nodes, timed_out_said, current_groups, diagnose_convictions, finished_iterations,
                                                      group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
@@ -28,7 +28,7 @@ from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
-from nvcre_tui.engine.judging.untested import JOB_DELETED, UNBLAMED_REASONS, tested_nothing
+from nvcre_tui.engine.judging.untested import JOB_DELETED, JOB_DISOWNED, UNBLAMED_REASONS, tested_nothing
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
@@ -61,9 +61,14 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         raise diagnose.DiagnoseError(f"diagnose state: group {lost} is not in its plan (status.orchestration.diagnose is damaged)")
     for group in groups:
         job = jobs.get(group.get("jobRef") or "")
-        if group["phase"] == "Running" and job is None and await ctx.is_gone(JOB, group["jobRef"], wf["metadata"].get("namespace")):
-            group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DELETED,
-                         message=f"Job {group['jobRef']} was deleted before the engine saw it finish; no node blamed")
+        if group["phase"] == "Running" and job is None and (lost := await ctx.lost_child(JOB, group["jobRef"], wf)) is not None:
+            if lost == DISOWNED:
+                group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DISOWNED,
+                             message=(f"Job {group['jobRef']}'s metadata.ownerReferences no longer name Workflow {wf['metadata']['name']} as "
+                                      "its controller (edited): its result is not taken; no node blamed"))
+            else:
+                group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DELETED,
+                             message=f"Job {group['jobRef']} was deleted before the engine saw it finish; no node blamed")
             continue
         if group["phase"] == "Running" and job is not None and is_done(job):
             done = job_status(job)

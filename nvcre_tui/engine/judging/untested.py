@@ -11,10 +11,12 @@ from nvcre_tui.engine.api.vocabulary import FAILED, NEVER_RAN, WORKLOAD_NOT_STAR
 from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
 
-__all__ = ["JOB_DELETED", "SERVICE_UNAVAILABLE", "UNBLAMED_REASONS", "tested_nothing"]
+__all__ = ["JOB_DELETED", "JOB_DISOWNED", "SERVICE_UNAVAILABLE", "UNBLAMED_REASONS", "tested_nothing"]
 
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted before it finished (the Workflow records it)
+# A group's reason when its Job stands but no longer names the Workflow as its controller (ownerReferences edited by hand)
+JOB_DISOWNED = "JobDisowned"
 #: The Job reasons of a failure that blames no node.
 UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
                               *UNMEASURED_REASONS})
@@ -22,4 +24,4 @@ UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID
 
 def tested_nothing(group: Mapping[str, Any]) -> bool:
     """Whether a group (a Workflow's group status or record) failed without testing any of its nodes."""
-    return group.get("phase") == FAILED and (group.get("reason") in UNBLAMED_REASONS or group.get("reason") == JOB_DELETED)
+    return group.get("phase") == FAILED and (group.get("reason") in UNBLAMED_REASONS or group.get("reason") in (JOB_DELETED, JOB_DISOWNED))

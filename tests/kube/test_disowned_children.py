@@ -1,0 +1,81 @@
+"""A child whose metadata.ownerReferences someone edited away mid-run (`kubectl edit`, `kubectl patch`) stands, but no
+longer names its owner as controller: its Certification (its Workflow disowned) or Workflow (its Job disowned) stood
+RUNNING for ever, nothing queued it again and it waited for a child it no longer had. Now the owner before the change is
+queued too, and a live read tells a disowned child from a cache miss: the category or group fails naming the field and
+the object, its result not taken, no node blamed."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from nvcre_tui.engine.api.vocabulary import RESULT_FAILED
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
+from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, ResourceKind, kind_of
+from tests.scenarios.harness import CASES, catalog
+
+from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
+
+CASE = CASES / "all-pass-full-scale"  # a healthy fleet: PASSED when nobody interferes
+NAME = "all-pass-full-scale"
+NAMESPACE = "default"
+WORKFLOW_NAME = f"{NAME}-communication-nccl-all-reduce"
+JOB_NAME = f"{WORKFLOW_NAME}-job"
+
+
+@pytest.mark.parametrize(("kind", "name", "expected"), [
+    (WORKFLOW, WORKFLOW_NAME, ("WorkflowDisowned", f"Workflow {WORKFLOW_NAME}'s metadata.ownerReferences no longer name "
+                                                   f"Certification {NAME} as its controller (edited): its result is not taken")),
+    (JOB, JOB_NAME, ("JobDisowned", f"Job {JOB_NAME}'s metadata.ownerReferences no longer name Workflow {WORKFLOW_NAME} as its "
+                                    "controller (edited): its result is not taken; no node blamed")),
+])
+async def test_a_child_disowned_mid_run_fails_its_part_instead_of_leaving_it_running(
+        cluster, kind: ResourceKind, name: str, expected: tuple[str, str]) -> None:  # noqa: F811
+    server, kubeconfig, engine_kubeconfig, clock = cluster
+    admin = await store(kubeconfig, clock, "test-admin")
+    sim_store = await store(kubeconfig, clock, "nvcre-sim")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
+    try:
+        for obj in install_objects(INSTALL_NAMESPACE):  # what `nvcre setup init` applies
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
+        fleet = SimulatedFleet(sim_store, clock, scenario)
+        await fleet.ensure_nodes()
+        engine = Engine(engine_store, clock, catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
+        cert = certification_from_text("cert.yaml", (CASE / "cert.yaml").read_text(), catalog()).to_wire()
+        cert["metadata"]["namespace"] = NAMESPACE
+        cert.pop("status", None)
+        await admin.create(CERTIFICATION, cert)
+
+        async def running() -> bool:
+            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
+
+        assert await engine.run_until_settled(until=running, max_seconds=600)
+        child = await admin.get(kind, name, NAMESPACE)
+        child["metadata"]["ownerReferences"] = []  # kubectl edit
+        await admin.update(kind, child)
+
+        async def finished() -> bool:
+            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
+
+        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        await engine.stop()
+        done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
+        if kind is WORKFLOW:
+            [category] = done["status"]["categoryStatuses"]
+            assert (category["status"], category["reason"], category["message"]) == ("Failed", *expected)
+        else:
+            wf = await admin.get(WORKFLOW, WORKFLOW_NAME, NAMESPACE)
+            [group] = wf["status"]["orchestration"]["iterationHistory"][-1]["groups"]  # how it ended: its record
+            assert (group["phase"], group["reason"], group["message"]) == ("Failed", *expected)
+    finally:
+        for s in (admin, sim_store, engine_store):
+            await s.close()

@@ -294,6 +294,8 @@ BAD_CERTIFICATIONS = {
     "bad storage size": (_set("spec.options.storageSize", "lots"), ".storageSize: pattern"),
     "no target": (_set("spec.target", _DELETE), ".spec.target: required"),
     "empty domain": (_set("spec.categories.0.domain", ""), ".domain: minLength"),
+    "megabyte domain": (_set("spec.categories.0.domain", "x" * 1_000_000), ".domain: maxLength"),
+    "long variant": (_set("spec.categories.0.variant", "nccl-" + "y" * 60), ".variant: maxLength"),
     "string for int": (_set("spec.maxConcurrent", "8"), ".maxConcurrent: '8' is not integer"),
     "misspelt field": (_set("spec.target.nodeSelektor", {"a": "b"}), ".nodeSelektor: unknown field"),
     "long queue": (_set("spec.gangScheduler", {"schedulerName": "kai", "queue": "q" * 64}), ".queue: maxLength"),

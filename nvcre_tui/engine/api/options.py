@@ -171,12 +171,17 @@ class CategoryOptions(WireModel):
         return {name: getattr(self, name) for name in CategoryOptions.model_fields if getattr(self, name) is not None}
 
 
+CATEGORY_NAME_MAX = 63
+
+
 class Category(WireModel):
     """One category of a certification: a catalog entry, its options, and (an nvcre extension) its own
     target replacing spec.target, so categories on different nodes can run side by side."""
 
-    domain: Annotated[str, Field(min_length=1)]
-    variant: Annotated[str, Field(min_length=1)]
+    # At most a DNS label each (the catalog's are a few words; both name the Workflow): the API server refuses a 1 MB
+    # one, which the engine's CategoryNotFound status and event repeated until the write passed etcd's limit
+    domain: Annotated[str, Field(min_length=1, max_length=CATEGORY_NAME_MAX)]
+    variant: Annotated[str, Field(min_length=1, max_length=CATEGORY_NAME_MAX)]
     options: CategoryOptions | None = None
     target: TargetSpec | None = None
 

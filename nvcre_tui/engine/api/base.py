@@ -117,10 +117,16 @@ class ObjectReference(WireModel):
     namespace: str | None = None
 
 
+def shown_name(value: str) -> str:
+    """A name or key as a message quotes it: whole up to 80 characters, else its start and length (one line, not the
+    megabyte a script pasted)."""
+    return repr(value) if len(value) <= 80 else f"{value[:60]!r}... ({len(value)} characters)"
+
+
 def _check_keys(mapping: dict[str, str] | None, what: str) -> dict[str, str] | None:
     for key in mapping or {}:
         if not is_label_key(key):
-            raise ValueError(f"{key!r} is not a valid {what} key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
+            raise ValueError(f"{shown_name(key)} is not a valid {what} key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ ., prefix a DNS subdomain)")
     return mapping
 
 
@@ -162,6 +168,11 @@ class InputObjectMeta(WireModel):
         return annotations
 
 
+# The longest label key or qualified name: a 253-character DNS prefix, '/', a 63-character name. The CRD says so too, so
+# the API server refuses a megabyte key, which the engine's InvalidSpec status and event repeated past etcd's limit.
+QUALIFIED_NAME_MAX = 253 + 1 + 63
+
+
 def _label_key(key: str) -> str:
     check_label_keys({key: ""})
     return key
@@ -171,7 +182,7 @@ class NodeSelectorRequirement(WireModel):
     """One matchExpressions term over node labels: In and NotIn need values, Exists and DoesNotExist take none
     (as the API server's node selector validation says)."""
 
-    key: str = Field(min_length=1)
+    key: str = Field(min_length=1, max_length=QUALIFIED_NAME_MAX)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
     values: list[LabelValue] | None = None
 
@@ -190,7 +201,7 @@ class TaintSelector(WireModel):
     """A taint the target nodes must all carry; matching tolerations go into workload pods (so its key and value
     must be what a toleration takes: a label key and a label value)."""
 
-    key: str = Field(min_length=1)
+    key: str = Field(min_length=1, max_length=QUALIFIED_NAME_MAX)
     value: LabelValue | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
@@ -242,5 +253,7 @@ class GangScheduler(WireModel):
 
 
 def is_qualified_name(value: str) -> bool:
-    """A Kubernetes qualified name with a prefix, e.g. nvidia.com/mlnxnics."""
-    return bool(re.match(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", value))
+    """A Kubernetes qualified name with a prefix, e.g. nvidia.com/mlnxnics: the name up to 63 characters, the prefix up
+    to 253 (a megabyte one went into every pod's resource requests)."""
+    prefix, _, name = value.rpartition("/")
+    return len(name) <= 63 and len(prefix) <= 253 and bool(re.match(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", value))

@@ -22,7 +22,9 @@ from nvcre_tui.engine.api.base import (
     TargetSpec,
     WireModel,
     check_label_keys,
+    QUALIFIED_NAME_MAX,
     is_qualified_name,
+    shown_name,
 )
 from nvcre_tui.engine.units import MAX_BYTES_PATTERN, MAX_DURATION_SECONDS, parse_duration, parse_max_bytes, parse_quantity
 
@@ -64,7 +66,7 @@ class CategoryOptions(WireModel):
     startup_stall_timeout_seconds: Annotated[int, Field(ge=1, le=MAX_SECONDS)] | None = None
     gpus_per_node: Annotated[int, Field(ge=1, le=MAX_PER_NODE)] | None = None
     mlnx_per_node: Annotated[int, Field(ge=0, le=MAX_PER_NODE)] | None = None
-    nic_resource_name: str | None = None
+    nic_resource_name: Annotated[str, Field(max_length=QUALIFIED_NAME_MAX)] | None = None
     resources: ResourceRequirements | None = None
     enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
     image: Annotated[str, Field(min_length=1, max_length=512)] | None = None  # IMAGE_PATTERN: on input (manifest.py)
@@ -99,7 +101,7 @@ class CategoryOptions(WireModel):
         domain = name.split("/", 1)[0] if "/" in name else ""
         if not is_qualified_name(name) or domain.endswith(("k8s.io", "kubernetes.io")):
             raise PydanticCustomError(
-                "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value}", {"value": repr(name)}
+                "nic_name", "must be an extended resource name outside k8s.io / kubernetes.io, got {value}", {"value": shown_name(name)}
             )
         return name
 

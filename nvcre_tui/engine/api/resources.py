@@ -14,6 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from nvcre_tui.engine.api.base import (
     API_VERSION,
+    QUALIFIED_NAME_MAX,
     Condition,
     Duration,
     GangScheduler,
@@ -273,7 +274,7 @@ class WorkloadRunSpec(WireModel):
     config: RawObject | None = None
     gpus_per_node: Annotated[int, Field(ge=1)] | None = None
     mlnx_per_node: Annotated[int, Field(ge=0)] | None = None
-    nic_resource_name: str | None = None
+    nic_resource_name: Annotated[str, Field(max_length=QUALIFIED_NAME_MAX)] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     env: list[EnvVar] | None = None
     volumes: list[RawObject] | None = None

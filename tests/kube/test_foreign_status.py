@@ -22,7 +22,7 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, EVENT, WORKFLOW, kind_of
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
 from tests.kube.cluster import installed_in_thread, store_on
 from tests.scenarios.harness import CASES, catalog
@@ -136,3 +136,43 @@ def test_report_and_list_do_not_take_a_status_passed_by_hand(tmp_path: Path, cap
         [row] = out.splitlines()[1:]
         assert row.split()[:2] == ["by-hand", RESULT_FAILED]
         assert err.startswith("Certification default/by-hand: status.categoryStatuses") and "written by kubectl-edit, not by nvcre" in err
+
+
+async def test_a_job_failed_by_hand_blaming_a_node_blames_nobody(cluster) -> None:  # noqa: F811
+    """The engine's refusal merges into the status, and the hand's failedNodes stayed beside it: the Workflow recorded
+    whom that Job "blamed", and the certification counted gpu-node-01 failed on no evidence. A child whose status
+    someone else wrote now reads as its failure alone."""
+    server, kubeconfig, engine_kubeconfig, clock = cluster
+    admin = await store(kubeconfig, clock, "test-admin")
+    hand = await store(kubeconfig, clock, "kubectl-edit")
+    sim_store = await store(kubeconfig, clock, "nvcre-sim")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
+    try:
+        for obj in install_objects(INSTALL_NAMESPACE):
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        engine = await _engine(engine_store, sim_store, clock)
+        await admin.create(CERTIFICATION, _certification())
+
+        async def running() -> bool:
+            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
+
+        assert await engine.run_until_settled(until=running, max_seconds=600)
+        [job] = (await admin.list(JOB, NAMESPACE)).items
+        await hand.patch_status(JOB, job["metadata"]["name"], NAMESPACE, {
+            "conditions": [{"type": "Failed", "status": "True", "reason": "WorkloadFailed", "message": "by hand",
+                            "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+            "failedNodes": [{"name": "gpu-node-01", "reason": "WorkloadFailed", "message": "by hand"}]})
+
+        async def finished() -> bool:
+            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
+
+        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        await engine.stop()
+        done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
+        wf = await admin.get(WORKFLOW, job["metadata"]["labels"]["nvcre.nvidia.com/workflow"], NAMESPACE)
+        [group] = wf["status"]["orchestration"]["iterationHistory"][-1]["groups"]
+        assert group["reason"] == FOREIGN_STATUS and "gpu-node-01" not in str(group)
+    finally:
+        for s in (admin, hand, sim_store, engine_store):
+            await s.close()

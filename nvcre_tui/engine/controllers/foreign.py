@@ -77,9 +77,15 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> b
 
 
 def as_nvcre_reads_it(kind: str, obj: Obj) -> Obj:
-    """A child as its parent's reconcile reads it: failed for its foreign status (a copy), else itself, so a parent that
-    looks before the child's own reconcile refused it takes no hand-written result from it."""
+    """A child as its parent's reconcile reads it: one whose status someone else wrote holds nothing but its failure
+    for it (a copy: the engine's refusal, or the one it will write), else itself. A parent that looks before the child's
+    own reconcile refused it takes no hand-written result from it, and none after: the refusal merges into the status,
+    and a hand's failedNodes or measurements left beside it would blame a node or pass a group on no evidence."""
     foreign = foreign_status(kind, obj)
-    if foreign is None or _refused_already(kind, obj):
+    if foreign is None:
         return obj
-    return {**obj, "status": {**_status(obj), **_refused_status(kind, obj, refusal_message(kind, obj, foreign), "")}}
+    refused = _refused_status(kind, obj, refusal_message(kind, obj, foreign), "")
+    if kind != WORKLOADRUN.kind and _refused_already(kind, obj):  # the refusal the engine wrote, as it wrote it
+        conditions = _status(obj).get("conditions")
+        refused["conditions"] = [c for c in conditions or [] if isinstance(c, dict) and c.get("type") in cond.PHASE_TYPES]
+    return {**obj, "status": refused}

@@ -137,7 +137,7 @@ def node_command(args: argparse.Namespace) -> int:
         raise InputError(f"node {args.name!r}: no results in the history {query.path}")
     recent = {c["id"] for c in query.certifications(args.last)} if args.last else None
     history = [e for e in every if recent is None or e["id"] in recent]
-    from nvcre_tui.engine.history.queries import current_of, reason_said, shown_value, state_said
+    from nvcre_tui.engine.history.queries import current_of, missed_threshold, reason_said, shown_value, state_said
 
     stale = query.staleness(args.name, current_of(_current(args), args.name), every)
     trend = query.trend(args.name, history)
@@ -149,8 +149,9 @@ def node_command(args: argparse.Namespace) -> int:
     rows = []
     for entry in history:
         for category in entry["categories"]:
-            measured = ", ".join(f"{k} {shown_value(category, k, v)}" for k, v in sorted(category["measurements"].items())
-                                 if isinstance(v, int | float)) or "-"
+            # a value that missed its threshold with the threshold, as the report and the failures pane say it
+            measured = ", ".join(f"{k} {shown_value(category, k, v)}" + (f" ({missed})" if (missed := missed_threshold(category, k, v)) else "")
+                                 for k, v in sorted(category["measurements"].items()) if isinstance(v, int | float)) or "-"
             rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], state_said(category),
                          reason_said(category) or "-", measured))
     # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,19 @@ def test_last_n_leaves_out_the_nodes_none_of_them_held(tmp_path: Path, capsys: p
     assert [row.split()[0] for row in rows] == ["gpu-node-01"] and "untested" not in "".join(rows), rows
     assert main(["history", "nodes", "--history", str(history), "-o", "json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4  # all of them: every node
+
+
+def test_node_says_the_threshold_a_value_missed_beside_it(archive: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An on-call walkthrough read `history node gpu-node-03`: `busBandwidthGBps 290.51` under ThresholdViolation, the
+    threshold it missed nowhere (the report says `expected value >= 300`, the failures pane `(value >= 300)`). A value
+    that missed its threshold has it beside it; one that met it stands alone."""
+    assert main(["history", "node", "gpu-node-02", "--history", str(archive)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("week-")]
+    assert len(rows) == 3 and all(re.search(r"busBandwidthGBps \d+\.\d\d \(value >= \d+\)$", row) for row in rows), rows
+    assert "(value >= 300)" in rows[0] and "(value >= 100000)" in rows[2]
+    assert main(["history", "node", "gpu-node-01", "--history", str(archive)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("week-")]
+    assert "value >=" not in rows[0] and rows[2].endswith("(value >= 100000)"), rows
 
 
 def test_nodes_table_fits_a_120_column_terminal(archive: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -251,6 +251,14 @@ def shown_value(category: Obj, metric: str, value: float) -> str:
     return shown_measured(metric, check["expression"], value, passed)
 
 
+def missed_threshold(category: Obj, metric: str, value: float) -> str | None:
+    """The threshold `value` of `metric` missed as `category`'s stored evidence judged that value (`value >= 300`),
+    to say beside it; None where the value met it, or no threshold judged it."""
+    check = next((e for e in reversed(category.get("evidence") or []) if e.get("metric") == metric and e.get("measured") == value
+                  and isinstance(e.get("expression"), str)), None)
+    return str(check["expression"]) if check is not None and check.get("passed") is False else None
+
+
 @dataclass(frozen=True)
 class Staleness:
     """Whether a node needs re-certification: its baseline changed since its last pass."""

@@ -158,7 +158,10 @@ class DrilldownScreen(NvcreScreen):
             target = self._successor(tree.root, selected)
         if target is None and not self._placed:
             order = self._walk(tree.root)
-            target = self._focus_target(tree.root) or next((n for n in order if (n.data or {}).get("failed")), None)
+            # The worst first, as the failures pane lists them: a node blamed by name before the members of a group blamed
+            # whole (a hung group's four `! Timeout` came before the `✗ gpu-node-06` its crash convicted)
+            failed = [n for n in order if (n.data or {}).get("failed")]
+            target = self._focus_target(tree.root) or next((n for n in failed if not (n.data or {}).get("withGroup")), next(iter(failed), None))
             self._placed = target is not None or cond.is_terminal(cert)
             # No failure yet while a diagnosis holds suspects (the dashboard sends the user here for them): open on
             # the first, its category expanded, rather than collapsed on the root.
@@ -412,7 +415,8 @@ class DrilldownScreen(NvcreScreen):
             # also a failed member of each test that decided it (45 stops for 8 failures).
             holder.add_leaf(f"{mark} {name}{why}",
                             data={"kind": "node", "node": name, "job": job, "group": group, "workflow": wf, "verdict": verdict, "state": state, "verdicts": verdicts,
-                                  "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED)})
+                                  "failed": bool(failure) and not verdicts and (shown is None or shown[0] is not NodeState.PASSED),
+                                  "withGroup": shown is None and states[name] == NodeState.SUSPECT})  # blamed only with its whole group
 
     def _narrow(self) -> bool:
         return self.app.size.width < self.NARROW

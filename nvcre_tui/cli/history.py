@@ -156,7 +156,8 @@ def node_command(args: argparse.Namespace) -> int:
                          reason_said(category) or "-", measured))
     # Every line is made before the first is printed (a failure prints nothing); cluster text (osImage is whatever the
     # kubelet reports) never reaches the terminal raw.
-    lines = [f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}"]
+    lines = _why_lines(history)
+    lines.append(f"baseline: {'STALE: ' if stale.stale else ''}{stale.detail}")
     latest = next((e["baseline"] for e in reversed(history) if e["baseline"]), None)
     if latest:
         lines.append("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
@@ -169,6 +170,18 @@ def node_command(args: argparse.Namespace) -> int:
     for line in lines:
         print(printable(line, newlines=False))
     return 0
+
+
+def _why_lines(history: list[dict[str, Any]]) -> list[str]:
+    """Why the latest certification that did not pass the node failed it, each category in its words (the message the
+    report gives beside the reason): REASON alone read `WorkloadFailed` with MEASURED `-` for a GPU that fell off the
+    bus, the Xid said only in the JSON."""
+    for entry in reversed(history):
+        said = [f"  {c['category']}: {c['reason']}: {c['message']}" for c in entry["categories"]
+                if c["state"] != "passed" and c.get("reason") and c.get("message")]
+        if said:
+            return [f"why, in {entry['certification']} (the latest that did not pass it):", *said]
+    return []
 
 
 def certifications_command(args: argparse.Namespace) -> int:

@@ -195,6 +195,26 @@ def test_node_says_the_threshold_a_value_missed_beside_it(archive: Path, capsys:
     assert "value >=" not in rows[0] and rows[2].endswith("(value >= 100000)"), rows
 
 
+def test_node_says_why_the_latest_certification_failed_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An on-call walkthrough read `history node gpu-node-12`: REASON `WorkloadFailed`, MEASURED `-` in every row, and
+    nothing said why (a CUDA failure, an Xid 79: the GPU fell off the bus), only the JSON's `message`. Under the table, each category
+    of the latest certification that did not pass the node says it, as the report does; a node that passed has none."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "two", "seed": 4, "nodes": [{"count": 2}],
+                                    "faults": [{"type": "xid", "node": "gpu-node-02", "xid": 79}]}))
+    history = ["--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", "--scenario", str(scenario), "--state", str(tmp_path / "s.db"), *history,
+                 "--category", "communication/nccl-loopback", "--name", "night", "--wait"]) == 1
+    capsys.readouterr()
+    assert main(["history", "node", "gpu-node-02", *history]) == 0
+    out = capsys.readouterr().out.splitlines()
+    why = out.index("why, in night (the latest that did not pass it):")
+    assert out[why + 1].startswith("  communication/nccl-loopback: WorkloadFailed: ") and "Cuda failure 999" in out[why + 1], out
+    assert out[why + 2].startswith("baseline: ")
+    assert main(["history", "node", "gpu-node-01", *history]) == 0
+    assert "why, in" not in capsys.readouterr().out
+
+
 def test_nodes_table_fits_a_120_column_terminal(archive: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """BASELINE said `current (baseline unchanged since week-2)` in every row of a node that passed: the table wrapped
     each row over two or three lines at 120 columns. It says `current`; the certification it last passed is in the

@@ -268,6 +268,7 @@ class ApiServer:
         except ApiError as error:
             return status_response(error)
         auth = request.headers.get("Authorization", "")
+        record.auth_scheme = auth.split(" ", 1)[0]
         user = self._authenticated(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
         if user is None and self.tls is not None:
             user = certificate_user(request)

@@ -43,6 +43,19 @@ def _surely_not_applied(error: RetryableError) -> bool:
     return isinstance(error, (TooManyRequests, NotSent))
 
 
+def _without_netrc(client: ApiClient) -> None:
+    """The library's aiohttp session trusts the environment (HTTPS_PROXY and NO_PROXY, as kubectl does), and so reads
+    ~/.netrc: an entry for the API server's host, or a `default` one, gave every request Basic credentials beside the
+    kubeconfig's token ("Cannot combine AUTHORIZATION header ...": an internal error, exit 70), and without a token sent
+    them to the API server. kubectl reads no netrc; nor does nvcre (aiohttp offers no switch for netrc alone)."""
+    session = client.rest_client.pool_manager
+
+    def no_netrc_auth(host: str) -> None:
+        return None
+
+    session._get_netrc_auth = no_netrc_auth  # type: ignore[method-assign]
+
+
 class Transport:
     """The store's only ApiClient, created on first use (inside the event loop) and closed by `close`."""
 
@@ -66,6 +79,7 @@ class Transport:
         if self._client is None:
             self._client = ApiClient(self._configuration)
             self._client.user_agent = self._user_agent
+            _without_netrc(self._client)
         return self._client
 
     async def _send(self, method: str, path: str, query: Query, body: Any, content_type: str,

@@ -220,6 +220,12 @@ BAD_CASES = [
     # a quoted "false" turned TLS verification off and the token went to a server nobody verified
     ("skip-tls-string", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster='insecure-skip-tls-verify: "false"', user="token: t"))},
      r"^kubeconfig .*/c, context x: cluster c: insecure-skip-tls-verify must be true or false, got 'false'$"),
+    # kubectl refuses the pair; the client verified nothing, the CA ignored
+    ("skip-tls-beside-ca", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: true, certificate-authority-data: YWJj",
+                                                                                 user="token: t"))},
+     r"^kubeconfig .*/c, context x: cluster c: insecure-skip-tls-verify: true beside certificate-authority-data: kubectl refuses the pair "
+     r"\(\"specifying a root certificates file with the insecure flag is not allowed\"\): drop one \(the certificate authority verifies the "
+     r"server; the flag verifies nothing\)$"),
     # the library's own words named neither the field nor the entry ([Errno 2] ..., File does not exists, Invalid base64)
     ("token-file-missing", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="tokenFile: /nonexist"))},
      r"^kubeconfig .*/c, context x: users\[u\]\.user\.tokenFile: /nonexist: no such file$"),

@@ -206,6 +206,12 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
     if problem:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
     _check_types(cluster, CLUSTER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: cluster {cluster_name}")
+    authority = next((field for field in ("certificate-authority-data", "certificate-authority") if cluster.get(field)), None)
+    if cluster.get("insecure-skip-tls-verify") is True and authority:
+        # kubectl refuses the pair; the client took it and verified nothing, the CA ignored though it was written to be used
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: insecure-skip-tls-verify: true beside "
+                         f"{authority}: kubectl refuses the pair (\"specifying a root certificates file with the insecure flag is "
+                         "not allowed\"): drop one (the certificate authority verifies the server; the flag verifies nothing)")
     filled = check_credential_fields(cluster, "clusters", str(cluster_name), f"kubeconfig {where}, context {chosen}")
     user = body.get("user")
     if isinstance(user, str) and user:

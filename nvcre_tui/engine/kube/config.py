@@ -206,6 +206,9 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
     if problem:
         raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: server {shown_server(cluster['server'])!r} {problem}")
     _check_types(cluster, CLUSTER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: cluster {cluster_name}")
+    proxy = cluster.get("proxy-url")
+    if proxy and (problem := _proxy_problem(proxy)):
+        raise InputError(f"kubeconfig {where}, context {chosen}: cluster {cluster_name}: proxy-url {shown_server(proxy)!r} {problem}")
     authority = next((field for field in ("certificate-authority-data", "certificate-authority") if cluster.get(field)), None)
     if cluster.get("insecure-skip-tls-verify") is True and authority:
         # kubectl refuses the pair; the client took it and verified nothing, the CA ignored though it was written to be used
@@ -262,6 +265,22 @@ def _server_problem(server: str) -> str | None:
         # kubectl sends no credentials from the URL, and the client would fail combining them with a token
         return "holds credentials (user:password@): give them in the kubeconfig's user entry instead"
     return "has port 0" if port == 0 else None
+
+
+def _proxy_problem(proxy: str) -> str | None:
+    """Why `proxy` is no proxy URL the client can use, or None. kubectl also takes socks5://, which the client would
+    have spoken HTTP to (CONNECT): the SOCKS server drops it, and the failure reads as the API server's."""
+    try:
+        url = urllib.parse.urlsplit(proxy)
+        url.port  # noqa: B018 - raises on a port that is not a number or out of range
+    except ValueError as error:
+        return f"is not a URL ({error})"
+    if url.scheme in ("socks5", "socks5h", "socks4"):
+        return ("is a SOCKS proxy, which nvcre cannot speak (kubectl can): give an HTTP proxy (http:// or https://, one that "
+                "takes CONNECT), or reach the server through an SSH tunnel's local port (ssh -L) instead of its SOCKS one (ssh -D)")
+    if url.scheme not in ("http", "https"):
+        return "is not an http:// or https:// URL"
+    return None if url.hostname else "names no host"
 
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
+from yarl import URL
 
 from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
@@ -111,8 +112,10 @@ class Transport:
             raise StoreError.about(subject.kind, subject.name, subject.namespace,
                                    f"TLS with {self._configuration.host} failed: {error}") from None
         except aiohttp.ClientConnectorError as error:
+            # through the kubeconfig's proxy-url, the address that refused is the proxy's: said, or it reads as the server's
+            through = f" through proxy {URL(str(self._configuration.proxy)).with_user(None)}" if self._configuration.proxy else ""
             raise NotSent.about(subject.kind, subject.name, subject.namespace,
-                                f"cannot connect to {self._configuration.host}: {error.os_error}") from None
+                                f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
                                     f"{method} {path}: connection lost ({error or type(error).__name__}){self._maybe_https()}") from None

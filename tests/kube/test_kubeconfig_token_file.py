@@ -53,3 +53,31 @@ async def test_a_token_no_header_can_carry_is_one_line(server: ApiServer, tmp_pa
     code, out, err = await asyncio.wait_for(nvcre(capsys, "certification", "list", "--kubeconfig", str(kubeconfig)), 60)
     assert (code, out, err) == (2, "", f"kubeconfig {kubeconfig}, context emulator: {said.format(dir=tmp_path)}\n")
     assert server.requests == []
+
+
+async def test_a_token_file_rotated_under_a_long_session_is_read_again(server: ApiServer, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl reads a tokenFile again each minute (a token an agent rotates there); nvcre read it once, and an engine
+    running for hours met 401s once the old token expired. A file that cannot be read meanwhile keeps the token in hand."""
+    import nvcre_tui.engine.kube.config as config
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.kube import load_target
+    from nvcre_tui.engine.store.kube import KubeStore
+
+    monkeypatch.setattr(config, "TOKEN_FILE_SECONDS", 0.0, raising=False)  # a minute in use
+    token = tmp_path / "token"
+    token.write_text(server.add_token("t-first", "first") + "\n")
+    kubeconfig = _with_user(server, tmp_path / "kubeconfig", {"tokenFile": str(token)})
+    store = KubeStore(await load_target(str(kubeconfig), environ={"HOME": str(tmp_path)}), SystemClock(), user_agent="nvcre-test")
+    seen: list[set[str]] = []
+    try:
+        for rewrite in (None, server.add_token("t-second", "second") + "\n", ""):  # then rotated, then mid-rewrite
+            if rewrite is not None:
+                token.write_text(rewrite)
+                server.tokens.pop("t-first", None)  # expired
+            server.clear_requests()
+            await store.served_groups()
+            seen.append({request.user for request in server.requests})
+    finally:
+        await store.close()
+    assert seen == [{"first"}, {"second"}, {"second"}]

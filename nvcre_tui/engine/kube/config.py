@@ -13,7 +13,6 @@ import asyncio
 import logging
 import os
 import ssl
-import stat
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,9 +24,9 @@ from yaml.composer import ComposerError
 
 from ..errors import InputError
 from ..inputs import read_bytes
-from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES, MAX_KUBECONFIG_BYTES
+from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
-from .credential_fields import check_credential_fields
+from .credential_fields import check_credential_fields, token_file_reader
 from ..terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
@@ -39,6 +38,7 @@ __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_D
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = "~/.kube/config"
 DEFAULT_NAMESPACE = "default"
+TOKEN_FILE_SECONDS = 60.0  # a tokenFile is read again this often (client-go's cached file token source: a minute)
 EXEC_PLUGIN_SECONDS = 60.0  # without a terminal, an exec credential plugin (aws, gcloud, kubelogin) silent this long is hung
 _SECTIONS = ("clusters", "contexts", "users")
 # kubeconfig fields holding file paths, which kubectl resolves relative to the file that names them.
@@ -187,8 +187,8 @@ def _named(merged: dict[str, Any], section: str, name: str) -> dict[str, Any] | 
     return None
 
 
-def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> tuple[str, dict[str, Any], dict[str, str]]:
-    """The context chosen, its body, and the data fields filled from a named pipe or device (check_credential_fields)."""
+def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> tuple[str, dict[str, Any], dict[str, tuple[str, str]]]:
+    """The context chosen, its body, and the data fields filled from the files they name (check_credential_fields)."""
     names = ", ".join(entry["name"] for entry in merged["contexts"]) or "none"
     chosen = context or merged.get("current-context")
     if not chosen:
@@ -305,7 +305,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         raise InputError(f"kubeconfig {where}, context {chosen}: {_one_line(error)}") from None
     cluster = _named(merged, "clusters", body["cluster"]) or {}
     # the library wrote each *-data field to a temporary file: a message names the field, not that file
-    written = {path: filled.get(field, field) for path, field, entry in ((configuration.ssl_ca_cert, "certificate-authority-data", cluster),
+    written = {path: " ".join(filled.get(field, (field,))) for path, field, entry in ((configuration.ssl_ca_cert, "certificate-authority-data", cluster),
                                                       (configuration.cert_file, "client-certificate-data", user_entry or {}),
                                                       (configuration.key_file, "client-key-data", user_entry or {}))
                if path and entry.get(field)}
@@ -313,10 +313,8 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     user = loader._user  # the library keeps the resolved user here
     if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
         _refresh_exec_token(configuration, loader)
-    # check_credential_fields read a tokenFile into `token` (trimmed, checked): follow the file it came from
-    token_origin = filled.get("token", "")
-    if token_origin.startswith("tokenFile ") and "exec" not in (user_entry or {}):
-        _follow_token_file(configuration, Path(token_origin.removeprefix("tokenFile ")))
+    elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
+        _reread_token_file(configuration, filled["token"][1])
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
@@ -369,6 +367,18 @@ def _check_tls(configuration: Configuration, where: str, written: Mapping[str, s
         raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 
+def _reread_token_file(configuration: Configuration, path: str) -> None:
+    """Read the user's tokenFile again each TOKEN_FILE_SECONDS, as kubectl does (a token rotated there: Vault agent, a
+    projected ServiceAccount token); it was read once, and an engine running for hours met 401s once it rotated."""
+    fresh = token_file_reader(path, TOKEN_FILE_SECONDS)
+
+    async def refresh(config: Configuration, *_: object) -> None:
+        if (token := fresh()) is not None:
+            config.api_key["BearerToken"] = f"Bearer {token}"
+
+    configuration.refresh_api_key_hook = refresh
+
+
 def _unattended() -> str | None:
     """Why nobody can answer an exec plugin now (no terminal; the console holding it), or None: it may prompt."""
     from ..store.kube.client import held_terminal_hint, stdin_is_terminal
@@ -391,31 +401,6 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
         except TimeoutError:
             raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
         config.api_key["BearerToken"] = loader.token
-
-    configuration.refresh_api_key_hook = refresh
-
-
-def _follow_token_file(configuration: Configuration, path: Path) -> None:
-    """Send the kubeconfig user's tokenFile as it is now, whitespace trimmed, as client-go does (it reads the file again
-    every minute): a token a sidecar or projected volume rotates was sent as first read until exit, and once the server
-    stopped taking it every request was refused 401; a file ending in a newline (`kubectl create token SA > file`) put
-    the newline in the header, which the HTTP client refuses with a traceback. Read again when the file changes (a
-    stat per request); a file unreadable meanwhile (mid-rotation) leaves the token in use."""
-    seen: tuple[int, int, int] | None = None
-
-    def refresh(config: Configuration, *_: object) -> None:
-        nonlocal seen
-        try:
-            info = path.stat()
-            state = (info.st_ino, info.st_mtime_ns, info.st_size)
-            if state == seen or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CREDENTIAL_FILE_BYTES:
-                return
-            token = path.read_text(errors="replace").strip()
-        except OSError:
-            return
-        seen = state
-        if token and not any(c in token for c in "\r\n"):  # a token of several lines was refused at load; keep the one in use
-            config.api_key["BearerToken"] = f"Bearer {token}"
 
     configuration.refresh_api_key_hook = refresh
 

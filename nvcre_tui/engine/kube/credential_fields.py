@@ -15,6 +15,7 @@ import os
 import select
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,14 @@ DATA_FIELDS = {"clusters": ("certificate-authority-data",), "users": ("client-ce
 PIPE_SECONDS = 10.0  # a credential helper writing a named pipe has written and closed it by then
 
 
-def check_credential_fields(body: dict[str, Any], section: str, name: str, where: str) -> dict[str, str]:
+def check_credential_fields(body: dict[str, Any], section: str, name: str, where: str) -> dict[str, tuple[str, str]]:
     """InputError naming the first field of entry `name` of `section` ("clusters", "users") whose file cannot be read
     or whose data is not base64. `body` is the entry's cluster or user mapping; file paths are absolute by now. A named
     pipe's or a device's contents replace its field in `body` (by its `-data` twin, base64; `token` for tokenFile):
-    returned are the fields so filled, each with what the kubeconfig named (for messages about their contents)."""
+    returned are the fields so filled, each with the field and file the kubeconfig named (for messages about their
+    contents; a tokenFile is read again as it changes: token_file_reader)."""
     field_of = f"{where}: {section}[{name}].{section[:-1]}"
-    filled: dict[str, str] = {}
+    filled: dict[str, tuple[str, str]] = {}
     for field in FILE_FIELDS[section]:
         value = body.get(field)
         twin = "token" if field == "tokenFile" else f"{field}-data"
@@ -47,7 +49,7 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
             if contents is not None:
                 del body[field]
                 body[twin] = _token(contents, f"{field_of}.{field}: {value}") if field == "tokenFile" else base64.standard_b64encode(contents).decode()
-                filled[twin] = f"{field} {value}"
+                filled[twin] = (field, value)
     token = body.get("token") if section == "users" else None
     if isinstance(token, str) and _unsendable(token):
         raise InputError(f"{field_of}.token: holds a line break or another control character, which no HTTP header carries")
@@ -71,6 +73,31 @@ def _token(contents: bytes, field: str) -> str:
     if _unsendable(token):
         raise InputError(f"{field}: holds more than one line, or a control character: a token is one line")
     return token
+
+
+def token_file_reader(path: str, every: float) -> Callable[[], str | None]:
+    """A call giving the token in regular file `path` when at least `every` seconds have passed since it was last read,
+    else None (and None when it cannot be read now, or holds no token: the token in hand stays, as client-go keeps its
+    cached one). kubectl reads a tokenFile again each minute: a token a sidecar or an agent rotates there (Vault agent,
+    a projected ServiceAccount token) lasts as long as the engine runs."""
+    last = time.monotonic()
+
+    def fresh() -> str | None:
+        nonlocal last
+        if time.monotonic() - last < every:
+            return None
+        last = time.monotonic()
+        problem, contents = _file_problem(Path(path))
+        if problem is None and contents is None:
+            problem, contents = _read_regular(Path(path))
+        if problem is not None or contents is None:
+            return None
+        try:
+            return _token(contents, path)
+        except InputError:
+            return None
+
+    return fresh
 
 
 def _unsendable(token: str) -> bool:

@@ -62,3 +62,21 @@ async def test_a_plugin_told_it_is_interactive_reads_our_stdin(tmp_path: Path, m
     with stdin_holding(b"123456"):
         await load_target(exec_kubeconfig(tmp_path / "config", f"head -c 6 > '{taken}'; printf '%s' '{CREDENTIAL}'"), environ=NO_ENV)
     assert taken.read_bytes() == b"123456"
+
+
+@pytest.mark.parametrize(("status", "said"), [
+    ("{}", "exec: the plugin returned no token and no client certificate and key"),
+    ('{"clientCertificateData": "-----BEGIN CERTIFICATE-----"}', "exec: the plugin returned a client certificate without its key"),
+    ('{"token": "abc\\n"}', "exec: the plugin's token is no string of one line (a line break or another control character, which no HTTP "
+                              "header carries)"),
+], ids=["nothing", "certificate-alone", "token-with-line-break"])
+async def test_a_plugin_whose_credential_client_go_refuses_is_one_line(tmp_path: Path, status: str, said: str) -> None:
+    """client-go refuses these; the library went on without credentials (a 401 then blamed "a wrong or expired token")
+    or put the line break in the header ("Forbidden control character": an internal error, exit 70)."""
+    from nvcre_tui.engine.errors import InputError
+
+    credential = '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":' + status + "}"
+    path = tmp_path / "config"
+    with pytest.raises(InputError) as caught:
+        await load_target(exec_kubeconfig(path, f"printf '%s' '{credential}'"), environ=NO_ENV)
+    assert str(caught.value) == f"kubeconfig {path}, context lab: {said}"

@@ -128,7 +128,24 @@ class _BoundedExecProvider(_ExecProvider):
                 raise ConfigException(f"exec: malformed response. missing key '{key}'")
         if data["apiVersion"] != self.api_version:
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
+        _check_status(data["status"])
         return data["status"]
+
+
+def _check_status(status: Any) -> None:
+    """ConfigException unless an ExecCredential's status holds what client-go requires: a token, or a client certificate
+    with its key. The library logged the rest and went on without credentials (a 401 then blamed "a wrong or expired
+    token"), and sent a token holding a line break into the header (an internal error, exit 70)."""
+    if not isinstance(status, dict):
+        raise ConfigException("exec: malformed response: its status is not an object")
+    token, certificate, key = (status.get(field) for field in ("token", "clientCertificateData", "clientKeyData"))
+    if not (token or certificate or key):
+        raise ConfigException("exec: the plugin returned no token and no client certificate and key")
+    if bool(certificate) != bool(key):
+        raise ConfigException(f"exec: the plugin returned a client {'certificate without its key' if certificate else 'key without its certificate'}")
+    if token and (not isinstance(token, str) or any(ord(char) < 32 or ord(char) == 127 for char in token)):
+        raise ConfigException("exec: the plugin's token is no string of one line (a line break or another control character, "
+                              "which no HTTP header carries)")
 
 
 def held_terminal_hint(holder: str) -> str:

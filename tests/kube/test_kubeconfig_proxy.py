@@ -23,8 +23,9 @@ NO_ENV = {"HOME": "/nonexistent-home"}
 
 
 @contextlib.asynccontextmanager
-async def connect_proxy(asked: list[str]) -> AsyncIterator[str]:
-    """An HTTP proxy taking CONNECT (as squid does for https://), on 127.0.0.1; `asked` gets each CONNECT's target."""
+async def connect_proxy(asked: list[str], credentials: list[str] | None = None) -> AsyncIterator[str]:
+    """An HTTP proxy taking CONNECT (as squid does for https://), on 127.0.0.1; `asked` gets each CONNECT's target,
+    `credentials` each one's Proxy-Authorization header ("" without one)."""
 
     async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError):
@@ -37,6 +38,9 @@ async def connect_proxy(asked: list[str]) -> AsyncIterator[str]:
         head = await reader.readuntil(b"\r\n\r\n")
         target = head.split(b" ")[1].decode()
         asked.append(target)
+        if credentials is not None:
+            headers = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:] if ": " in line)
+            credentials.append(headers.get("Proxy-Authorization", ""))
         host, port = target.rsplit(":", 1)
         upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -103,3 +107,35 @@ async def test_a_socks_proxy_is_refused_in_one_line(tmp_path: Path) -> None:
     assert str(caught.value) == (f"kubeconfig {kubeconfig}, context x: cluster c: proxy-url 'socks5://127.0.0.1:1080' is a SOCKS proxy, "
                                  "which nvcre cannot speak (kubectl can): give an HTTP proxy (http:// or https://, one that takes CONNECT), "
                                  "or reach the server through an SSH tunnel's local port (ssh -L) instead of its SOCKS one (ssh -D)")
+
+
+async def test_a_proxy_url_with_credentials_sends_them_to_the_proxy(server: ApiServer, tmp_path: Path) -> None:
+    """kubectl sends a proxy-url's user:password@ as Proxy-Authorization; the client sent none (407 from the proxy)."""
+    import base64
+
+    asked: list[str] = []
+    credentials: list[str] = []
+    async with connect_proxy(asked, credentials) as proxy:
+        target = await load_target(_with_proxy(server.write_kubeconfig(tmp_path / "kubeconfig"), proxy.replace("//", "//me:s3cret@")),
+                                   environ=NO_ENV)
+        store = KubeStore(target, SystemClock(), user_agent="nvcre-test")
+        try:
+            await store.served_groups()
+        finally:
+            await store.close()
+    assert credentials and set(credentials) == {"Basic " + base64.b64encode(b"me:s3cret").decode()}
+
+
+async def test_a_loopback_server_is_reached_without_the_environment_s_proxy(server: ApiServer, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Go (kubectl) never proxies localhost or a loopback address; nvcre sent a kind or minikube cluster's requests to
+    $HTTPS_PROXY (a corporate proxy, which cannot reach the laptop's 127.0.0.1)."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:1")  # nothing listens
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    store = KubeStore(await load_target(str(server.write_kubeconfig(tmp_path / "kubeconfig")), environ=NO_ENV), SystemClock(),
+                      user_agent="nvcre-test", retry=RetryPolicy(attempts=1))
+    try:
+        assert "" in await store.served_groups()
+    finally:
+        await store.close()

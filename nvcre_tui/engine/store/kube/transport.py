@@ -6,11 +6,13 @@ Every request goes through `request` (JSON in, JSON out, retried on transient er
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
+from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
@@ -44,17 +46,33 @@ def _surely_not_applied(error: RetryableError) -> bool:
     return isinstance(error, (TooManyRequests, NotSent))
 
 
-def _without_netrc(client: ApiClient) -> None:
-    """The library's aiohttp session trusts the environment (HTTPS_PROXY and NO_PROXY, as kubectl does), and so reads
-    ~/.netrc: an entry for the API server's host, or a `default` one, gave every request Basic credentials beside the
-    kubeconfig's token ("Cannot combine AUTHORIZATION header ...": an internal error, exit 70), and without a token sent
-    them to the API server. kubectl reads no netrc; nor does nvcre (aiohttp offers no switch for netrc alone)."""
-    session = client.rest_client.pool_manager
+def _reach_as_kubectl(client: ApiClient, configuration: Configuration) -> None:
+    """The proxy, and no other credentials than the kubeconfig's, as kubectl decides them. The library's aiohttp session
+    trusted the environment, so it read ~/.netrc (a `default` entry, or one for the server's host, gave every request
+    Basic credentials beside the token: "Cannot combine AUTHORIZATION header ...", an internal error, exit 70; without a
+    token they went to the API server), and it took $HTTPS_PROXY for a loopback server too (kind, minikube, a
+    port-forward), which Go never proxies."""
+    rest = client.rest_client
+    rest.pool_manager._trust_env = False  # no netrc, and no proxy but the one chosen here (aiohttp: no public switch after creation)
+    proxy = str(configuration.proxy) if configuration.proxy else _environment_proxy(URL(str(configuration.host)))
+    rest.proxy = proxy or ""  # none: direct
 
-    def no_netrc_auth(host: str) -> None:
+
+def _environment_proxy(server: URL) -> str | None:
+    """$HTTPS_PROXY (or $HTTP_PROXY for http://) for `server`, $NO_PROXY honoured, as Go's ProxyFromEnvironment reads
+    them: never for localhost or a loopback address."""
+    host = server.host or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name
+        loopback = False
+    if loopback:
         return None
-
-    session._get_netrc_auth = no_netrc_auth  # type: ignore[method-assign]
+    try:
+        proxy, auth = get_env_proxy_for_url(server)
+    except LookupError:  # none set, or $NO_PROXY names the server
+        return None
+    return str(proxy.with_user(auth.login).with_password(auth.password) if auth is not None else proxy)
 
 
 class Transport:
@@ -80,7 +98,7 @@ class Transport:
         if self._client is None:
             self._client = ApiClient(self._configuration)
             self._client.user_agent = self._user_agent
-            _without_netrc(self._client)
+            _reach_as_kubectl(self._client, self._configuration)
         return self._client
 
     async def _send(self, method: str, path: str, query: Query, body: Any, content_type: str,
@@ -113,7 +131,8 @@ class Transport:
                                    f"TLS with {self._configuration.host} failed: {error}") from None
         except aiohttp.ClientConnectorError as error:
             # through the kubeconfig's proxy-url, the address that refused is the proxy's: said, or it reads as the server's
-            through = f" through proxy {URL(str(self._configuration.proxy)).with_user(None)}" if self._configuration.proxy else ""
+            proxy = self._client.rest_client.proxy if self._client is not None else ""
+            through = f" through proxy {URL(proxy).with_user(None)}" if proxy else ""
             raise NotSent.about(subject.kind, subject.name, subject.namespace,
                                 f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:

@@ -274,6 +274,16 @@ async def test_kubeconfig_variable_naming_only_missing_files(tmp_path: Path) -> 
     assert cluster_configured(environ=environ)  # set on purpose: the user meant a cluster
 
 
+async def test_kubeconfig_variable_naming_a_folder_among_files_is_one_line(tmp_path: Path) -> None:
+    """kubectl refuses it; nvcre skipped it, and the contexts its files were meant to hold were 'not found'."""
+    file = kubeconfig(tmp_path / "a", {"lab": ("lab", None)}, current="lab")
+    (tmp_path / "configs").mkdir()
+    environ = {**NO_ENV, "KUBECONFIG": f"{file}:{tmp_path / 'configs'}"}
+    with pytest.raises(InputError) as caught:
+        await load_target(environ=environ)
+    assert str(caught.value) == f"$KUBECONFIG {file}:{tmp_path / 'configs'}: {tmp_path / 'configs'} is a directory, not a file"
+
+
 async def test_nothing_configured(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no cluster configured"):
         await load_target(environ=NO_ENV, service_account_dir=tmp_path)

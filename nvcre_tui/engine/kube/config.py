@@ -86,11 +86,15 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
             paths = [typed_path(p) for p in listed.split(os.pathsep) if p]
         except NoHomeFolder as error:
             raise InputError(f"$KUBECONFIG: {error}") from None
+        # kubectl refuses a folder among them ("read ...: is a directory"): skipped, the contexts in the files the user
+        # meant it to name were missing with no word why
+        folders = [str(p) for p in paths if p.is_dir()]
+        if folders:
+            raise InputError(f"$KUBECONFIG {listed}: {', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
+                             "not a file")
         existing = [p for p in paths if _readable(p)]
         if not existing:
-            folders = [str(p) for p in paths if p.is_dir()]
-            raise InputError(f"$KUBECONFIG {listed}: " + (f"{', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
-                                                          "not a file" if folders else "none of these files exists"))
+            raise InputError(f"$KUBECONFIG {listed}: none of these files exists")
         return existing, os.pathsep.join(str(p) for p in existing)
     default = _default_kubeconfig(environ)
     if default is not None and default.is_file():

@@ -31,6 +31,7 @@ class RecordedRequest:
     status: int = 0
     body: bytes = b""
     user: str = ""
+    accept_encoding: str = ""  # the Accept-Encoding header as sent ("gzip, deflate"; "identity": no compression)
     auth_scheme: str = ""  # the Authorization header's scheme ("Bearer", "Basic"), never its credentials; "" without one
     warnings: list[str] = field(default_factory=list)  # the answer's Warning headers (an unknown field dropped ...)
 

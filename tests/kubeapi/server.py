@@ -254,7 +254,8 @@ class ApiServer:
         query = {key: request.query.getone(key) for key in request.query.keys()}
         record = RecordedRequest(method=request.method, path=request.path, query=query,
                                  content_type=request.headers.get("Content-Type", "").split(";")[0].strip(),
-                                 user_agent=request.headers.get("User-Agent", ""), body=body)
+                                 user_agent=request.headers.get("User-Agent", ""), body=body,
+                                 accept_encoding=request.headers.get("Accept-Encoding", ""))
         if self.record_requests:
             self.requests.append(record)
         response = await self._answer(request, record, body)

@@ -56,6 +56,7 @@ class KubeTarget:
     source: str           # "kubeconfig /path" or "in-cluster service account"
     # `kubeconfig /path, user u` when that user holds no credentials at all (a 401 then says so), else None
     without_credentials: str | None = None
+    compression: bool = True  # answers may come gzip-compressed; the cluster's disable-compression: true says not
 
 
 def shown_server(url: str) -> str:
@@ -237,7 +238,7 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
 # "false" in insecure-skip-tls-verify as true, and send the token to a server it never verified).
 CLUSTER_FIELD_TYPES: dict[str, type] = {
     "insecure-skip-tls-verify": bool, "certificate-authority": str, "certificate-authority-data": str,
-    "tls-server-name": str, "proxy-url": str,
+    "tls-server-name": str, "proxy-url": str, "disable-compression": bool,
 }
 USER_FIELD_TYPES: dict[str, type] = {
     "token": str, "tokenFile": str, "client-certificate": str, "client-certificate-data": str, "client-key": str,
@@ -323,7 +324,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
     return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
-                      without_credentials=bare)
+                      without_credentials=bare, compression=cluster.get("disable-compression") is not True)
 
 
 def _as_the_library_reads(merged: dict[str, Any], chosen: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -63,7 +63,7 @@ class KubeStore:
         self.watch_patience = watch_patience
         self.stats = RequestStats()
         self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
-                                    request_timeout, without_credentials=target.without_credentials)
+                                    request_timeout, without_credentials=target.without_credentials, compression=target.compression)
 
     # ----- reads -------------------------------------------------------------------------------------
 

@@ -79,9 +79,11 @@ class Transport:
     """The store's only ApiClient, created on first use (inside the event loop) and closed by `close`."""
 
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
-                 request_timeout: float, *, without_credentials: str | None = None) -> None:
+                 request_timeout: float, *, without_credentials: str | None = None, compression: bool = True) -> None:
         self._configuration = configuration
         self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
+        # the kubeconfig's disable-compression: true, as kubectl honours it (a fast network, lists too large to gzip)
+        self._encoding = {} if compression else {"Accept-Encoding": "identity"}
         self._user_agent = user_agent
         self._client: ApiClient | None = None
         self.retry = retry
@@ -120,7 +122,7 @@ class Transport:
                         timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
         try:
             response: aiohttp.ClientResponse = await self._api().call_api(
-                path, method, query_params=list(query), header_params={"Accept": JSON, "Content-Type": content_type},
+                path, method, query_params=list(query), header_params={"Accept": JSON, "Content-Type": content_type, **self._encoding},
                 body=body, auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
         except TimeoutError:
             raise Timeout.about(subject.kind, subject.name, subject.namespace,

@@ -80,3 +80,24 @@ async def test_a_plugin_whose_credential_client_go_refuses_is_one_line(tmp_path:
     with pytest.raises(InputError) as caught:
         await load_target(exec_kubeconfig(path, f"printf '%s' '{credential}'"), environ=NO_ENV)
     assert str(caught.value) == f"kubeconfig {path}, context lab: {said}"
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"interactiveMode": "always"}, "exec: interactiveMode 'always' is none of Never, IfAvailable, Always"),
+    ({"apiVersion": "client.authentication.k8s.io/v1alpha1"},
+     "exec: apiVersion 'client.authentication.k8s.io/v1alpha1' is none kubectl takes (client.authentication.k8s.io/v1 or "
+     "client.authentication.k8s.io/v1beta1)"),
+    ({"apiVersion": "client.authentication.k8s.io/v1"},
+     "exec: interactiveMode must be given with apiVersion client.authentication.k8s.io/v1 (Never, IfAvailable, Always), as kubectl requires"),
+], ids=["mode-typo", "v1alpha1", "v1-without-mode"])
+async def test_an_exec_entry_kubectl_refuses_is_one_line_before_the_plugin_runs(tmp_path: Path, fields: dict[str, str], said: str) -> None:
+    """The library took any interactiveMode for IfAvailable (`always` told a plugin it may prompt only with a terminal)
+    and any apiVersion; kubectl refuses these entries, and now nvcre does, in one line, the plugin never run."""
+    from nvcre_tui.engine.errors import InputError
+
+    ran = tmp_path / "ran"
+    path = tmp_path / "config"
+    with pytest.raises(InputError) as caught:
+        await load_target(exec_kubeconfig(path, f"touch '{ran}'; printf '%s' '{CREDENTIAL}'", **fields), environ=NO_ENV)
+    assert str(caught.value) == f"kubeconfig {path}, context lab: {said}"
+    assert not ran.exists()

@@ -74,6 +74,7 @@ class _BoundedExecProvider(_ExecProvider):
         hint = exec_config.safe_get("installHint")
         self.install_hint = hint if isinstance(hint, str) and hint.strip() else None
         self.interactive_mode = exec_config.safe_get("interactiveMode")
+        _check_plugin_config(self.api_version, self.interactive_mode)
 
     async def run(self, previous_response: str | None = None) -> Any:
         # kubectl's rule: interactive where stdin is a terminal, unless the kubeconfig says Never (the library told it
@@ -130,6 +131,22 @@ class _BoundedExecProvider(_ExecProvider):
             raise ConfigException(f"exec: plugin api version {data['apiVersion']} does not match {self.api_version}")
         _check_status(data["status"])
         return data["status"]
+
+
+EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")  # client-go's
+INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")
+
+
+def _check_plugin_config(api_version: Any, mode: Any) -> None:
+    """ConfigException where client-go refuses the exec entry: an apiVersion it does not speak (v1alpha1, gone since
+    Kubernetes 1.24), an interactiveMode it does not know (`always`: the library took any for IfAvailable), none with v1."""
+    if api_version not in EXEC_API_VERSIONS:
+        raise ConfigException(f"exec: apiVersion {api_version!r} is none kubectl takes ({' or '.join(EXEC_API_VERSIONS)})")
+    if mode is not None and mode not in INTERACTIVE_MODES:
+        raise ConfigException(f"exec: interactiveMode {mode!r} is none of {', '.join(INTERACTIVE_MODES)}")
+    if mode is None and api_version == EXEC_API_VERSIONS[0]:
+        raise ConfigException(f"exec: interactiveMode must be given with apiVersion {api_version} ({', '.join(INTERACTIVE_MODES)}), "
+                              "as kubectl requires")
 
 
 def _check_status(status: Any) -> None:

@@ -11,7 +11,7 @@ import pytest
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.planning.render import RenderedCategory, render_certification
 from nvcre_tui.engine.sim.scenario import Scenario, build_nodes
 from tests.certifications import on_every_gpu_node
 
@@ -65,13 +65,70 @@ def test_the_categorys_own_resources_are_taken_as_given() -> None:
     assert requests(nodes, options=given) == {"requests": {"cpu": "60", "memory": "250Gi"}}
 
 
-def test_nodes_leaving_less_than_the_workloads_least_are_refused_in_one_line() -> None:
-    nodes = l40s_nodes({"cpu": "64", "memory": "480Gi"}, {"cpu": "64", "memory": "60Gi"})
+def rendered(nodes: list[dict[str, Any]], variant: str = "nemotron5-8b", options: str = "{}") -> RenderedCategory:
+    catalog = default_catalog()
+    cert = certification_from_text("c.yaml", CERT.replace("VARIANT", variant).replace("OPTIONS", options), catalog)
+    return render_certification(cert, nodes, catalog, "c.yaml")[0]
+
+
+def excluded(category: RenderedCategory) -> dict[str, tuple[str, str]]:
+    return {item.name: (item.reason, item.message) for item in category.discovery.excluded}
+
+
+def test_a_node_leaving_less_than_the_workloads_least_is_left_out_and_named_the_others_run() -> None:
+    """A DIMM gone on one node of three: the other two are certified at the catalog's figures, the small one named,
+    never planned (its pod could never be placed) and never refused for all."""
+    nodes = l40s_nodes({"cpu": "128", "memory": "2000Gi"}, {"cpu": "128", "memory": "60Gi"}, {"cpu": "128", "memory": "2000Gi"})
+    category = rendered(nodes)
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-03"]
+    assert excluded(category) == {"gpu-node-02": ("InsufficientResources", "60Gi memory allocatable, 500Gi requested")}
+    assert [node for group in category.groups for node in group.nodes] == ["gpu-node-01", "gpu-node-03"]
+    assert requests(nodes)["requests"] == {"cpu": "64", "memory": "500Gi"}
+    status = category.workflow.status
+    assert status is not None and status.orchestration is not None
+    assert status.orchestration.exclusion_reason == "1 node: less allocatable than a pod requests (memory, CPUs, hugepages, EFA, NICs ...)"
+
+
+def test_the_requests_fit_the_smallest_node_that_can_run_the_workload() -> None:
+    """80% of 100Gi (80Gi) is more than the least: that node sets the request, and the 79Gi one, whose 80% (63Gi) is
+    below it, is left out, short of the 80Gi asked; cpu likewise."""
+    nodes = l40s_nodes({"cpu": "128", "memory": "100Gi"}, {"cpu": "128", "memory": "79Gi"}, {"cpu": "19", "memory": "2000Gi"},
+                       {"cpu": "128", "memory": "2000Gi"})
+    category = rendered(nodes)
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-04"]
+    assert excluded(category) == {"gpu-node-02": ("InsufficientResources", "79Gi memory allocatable, 80Gi requested"),
+                                  "gpu-node-03": ("InsufficientResources", "19 cpu allocatable, 64 requested")}
+    assert requests(nodes)["requests"] == {"cpu": "64", "memory": "80Gi"}
+
+
+def test_nodes_all_leaving_less_than_the_workloads_least_are_refused_in_one_line() -> None:
+    nodes = l40s_nodes({"cpu": "64", "memory": "50Gi"}, {"cpu": "64", "memory": "60Gi"})
     with pytest.raises(InputError) as refused:
         requests(nodes)
     assert refused.value.messages == [
-        "c.yaml: spec.categories[0]: training/nemotron5-8b needs at least 64Gi memory a pod, and node gpu-node-02 allocates "
+        "c.yaml: spec.categories[0]: training/nemotron5-8b needs at least 64Gi memory a pod, and the largest of its 2 nodes, "
+        "gpu-node-02, allocates 60Gi, of which it may ask 80% (48Gi; the rest is its daemonsets'): target nodes with more"]
+
+
+def test_a_single_node_too_small_is_refused_naming_it() -> None:
+    with pytest.raises(InputError) as refused:
+        requests(l40s_nodes({"cpu": "64", "memory": "60Gi"}))
+    assert refused.value.messages == [
+        "c.yaml: spec.categories[0]: training/nemotron5-8b needs at least 64Gi memory a pod, and node gpu-node-01 allocates "
         "60Gi, of which it may ask 80% (48Gi; the rest is its daemonsets'): target nodes with more"]
+
+
+def test_a_node_short_of_the_categorys_own_resources_is_left_out_naming_each() -> None:
+    """The category's own `resources` (taken as given, not fitted) and its devices (RDMA NICs here) are checked against
+    each node too; a node saying nothing of a resource is kept (a device plugin reporting none may be restarting)."""
+    given = "{resources: {requests: {cpu: '60', memory: 250Gi}}, nicResourceName: rdma/ib, mlnxPerNode: 8}"
+    room = {"cpu": "64", "memory": "256Gi", "rdma/ib": "8"}
+    nodes = l40s_nodes(room, {**room, "memory": "200Gi"}, {**room, "cpu": "32", "rdma/ib": "4"}, {"cpu": "64"})
+    category = rendered(nodes, options=given)
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-04"]
+    assert excluded(category) == {
+        "gpu-node-02": ("InsufficientResources", "200Gi memory allocatable, 250Gi requested"),
+        "gpu-node-03": ("InsufficientResources", "32 cpu allocatable, 60 requested; 4 rdma/ib allocatable, 8 requested")}
 
 
 def test_aws_gb200_nccl_memory_follows_the_nodes_too() -> None:
@@ -95,3 +152,19 @@ def test_a_scenarios_pools_say_what_their_nodes_allocate() -> None:
     scenario = Scenario.model_validate({"name": "l40s", "seed": 1, "nodes": [
         {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}", "allocatableCpu": "64", "allocatableMemory": "491Gi"}]})
     assert requests(build_nodes(scenario))["requests"] == {"cpu": "51", "memory": "392Gi"}
+
+
+def test_an_aws_gb200_node_without_hugepages_is_left_out() -> None:
+    """Its NCCL pods ask 10256Mi of hugepages-2Mi: a node whose kubelet reports 0 has none configured (the kubelet
+    counts them itself: no device plugin to wait for) and could never take the pod; one saying nothing is kept."""
+    scenario = Scenario.model_validate({"name": "gb200", "seed": 1, "nodes": [
+        {"count": 3, "gpuProduct": "NVIDIA-GB200", "gpusPerNode": 4, "providerID": "aws:///us-east-1a/i-{index:05d}"}]})
+    nodes = build_nodes(scenario)
+    nodes[0]["status"]["allocatable"]["hugepages-2Mi"] = "20Gi"
+    nodes[1]["status"]["allocatable"]["hugepages-2Mi"] = "0"
+    catalog = default_catalog()
+    cert = certification_from_text("c.yaml", CERT.replace("training, variant: VARIANT, options: OPTIONS",
+                                                          "communication, variant: nccl-all-reduce"), catalog)
+    category = render_certification(cert, nodes, catalog, "c.yaml")[0]
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-03"]
+    assert excluded(category) == {"gpu-node-02": ("InsufficientResources", "0 hugepages-2Mi allocatable, 10256Mi requested")}

@@ -22,7 +22,7 @@ from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN
 from nvcre_tui.engine.workloads import group_run_spec
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.kubelet import TestKubelet
-from tests.runner.harness import job_and_its_run, register_gpu_nodes
+from tests.runner.harness import comparable, emulator_report, job_and_its_run, register_gpu_nodes, simulator_report
 
 NODES = ["gpu-node-01", "gpu-node-02"]
 CERT = """
@@ -85,3 +85,17 @@ def test_training_pods_fit_nodes_allocating_less_than_the_catalogs_figures(tmp_p
     assert pod["containers"][0]["resources"]["requests"]["memory"] == "392Gi"  # 80% of 491Gi
     # the scheduler's fit rule, which the runner blames unplaced members by: before, "491Gi memory allocatable, 500Gi requested"
     assert {node["metadata"]["name"]: cannot_host(node, pod) for node in nodes} == dict.fromkeys(NODES)
+
+
+def test_a_node_too_small_for_the_workload_is_left_out_on_the_cluster_as_in_the_simulator(tmp_path: Path) -> None:
+    """node-short-of-memory on the emulator (batch fallback, the test kubelet placing the pods): gpu-node-05 allocates
+    60Gi, too little for Nemotron's least. The Workflow's own discovery leaves it out, named with what it has and what a
+    pod asks; no pod is made for it, nothing blames it, the four others are certified: INCOMPLETE, as the simulator."""
+    report, objects = asyncio.run(emulator_report(tmp_path, "node-short-of-memory", trainer=False))
+    assert comparable(report) == comparable(simulator_report("node-short-of-memory"))
+    assert (report["result"], report["failedNodes"]) == ("INCOMPLETE", [])
+    said = {"name": "gpu-node-05", "reason": "InsufficientResources", "message": "60Gi memory allocatable, 1200Gi requested"}
+    assert report["excludedNodes"] == [said] and report["categories"][0]["excludedNodes"] == [said]
+    assert report["excludedNodes"] == simulator_report("node-short-of-memory")["excludedNodes"]
+    assert all(pod["spec"].get("nodeName") != "gpu-node-05" for pod in objects["pods"]) and objects["pods"]
+    assert objects["denied"] == []

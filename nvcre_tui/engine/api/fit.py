@@ -36,6 +36,15 @@ def extended_amounts(spec: WorkloadRunSpec) -> dict[str, str]:
     return dict(sorted(amounts.items()))
 
 
+def pod_requests(spec: WorkloadRunSpec) -> dict[str, str]:
+    """What a GPU pod of the run asks of each resource, as the scheduler counts it: the run's `resources` (a limit
+    alone stands for its request, as the API server sets it: cpu, memory, hugepages, a device given there) and its
+    extended amounts (GPUs, NICs, EFA, RDMA ...), which the container asks as requests = limits (worker_resources)."""
+    base = spec.resources.to_wire() if spec.resources else {}
+    asked = {**(base.get("limits") or {}), **(base.get("requests") or {}), **extended_amounts(spec)}
+    return {name: str(value) for name, value in sorted(asked.items())}
+
+
 def _quantity(value: Any) -> Decimal | None:
     if value is None or isinstance(value, bool):
         return None
@@ -71,14 +80,16 @@ def shown_quantity(value: Decimal, resource: str = "") -> str:
 
 def shortfalls(node: Node, requests: Mapping[str, Any], *, missing_is_short: bool) -> list[str]:
     """`<have> <resource> allocatable, <want> requested` for each resource the node has less of than asked.
-    Without `missing_is_short`, a missing or zero amount is no shortfall (a device plugin may be restarting)."""
+    Without `missing_is_short`, a missing amount is no shortfall (a Node that says nothing of it), nor is a zero of a
+    device plugin's resource (a name with a domain: the plugin may be restarting); the kubelet's own (cpu, memory,
+    hugepages-2Mi) it counts itself, and a node reporting 0 hugepages has none configured."""
     found = []
     for resource, wanted in sorted(requests.items()):
         want = _quantity(wanted)
         if want is None or want <= 0:
             continue
         have = allocatable(node, resource)
-        if not missing_is_short and not have:
+        if not missing_is_short and (have is None or (not have and "/" in resource)):
             continue
         if (have or Decimal(0)) < want:
             found.append(f"{shown_quantity(have or Decimal(0), resource)} {resource} allocatable, {shown_quantity(want, resource)} requested")

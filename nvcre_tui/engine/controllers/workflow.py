@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
-from nvcre_tui.engine.api.fit import extended_amounts
+from nvcre_tui.engine.api.fit import pod_requests
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
@@ -147,12 +147,12 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     target = TargetSpec.model_validate(orch_spec.get("target") or {})
     gpus = int(run.get("gpusPerNode") or 1)
     try:
-        devices = extended_amounts(WorkloadRunSpec.model_validate(run))
+        asked = pod_requests(WorkloadRunSpec.model_validate(run))  # as rendered: cpu and memory fitted to the nodes
     except ValidationError:  # validated when the Workflow was made; a later edit only loses this check
-        devices = {}
+        asked = {}
     tolerations = [item for item in run.get("tolerations") or [] if isinstance(item, dict)]
     try:
-        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: devices, lambda platform, arch: tolerations)
+        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: asked, lambda platform, arch: tolerations)
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return

@@ -3,7 +3,7 @@
 Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
 GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, reported; NODE_EXCLUSIONS) ->
 majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> the other resources
-a pod asks for (EFA, NICs: a node reporting fewer excluded) -> a NoExecute taint the pods do not tolerate (excluded:
+a pod asks for (memory, CPUs, hugepages, EFA, NICs, RDMA: a node allocating less excluded) -> a NoExecute taint the pods do not tolerate (excluded:
 someone is evicting workloads from that node; the target's taintSelectors name the ones to go through) -> sort by name.
 The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
 or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
@@ -46,7 +46,7 @@ EXCLUSION_TEXT = {
     "PartitionedGPUs": "GPUs partitioned (MIG) or shared (time-slicing, MPS)",
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
-    "InsufficientResources": "fewer allocatable devices (EFA, NICs ...) than a pod requests",
+    "InsufficientResources": "less allocatable than a pod requests (memory, CPUs, hugepages, EFA, NICs ...)",
     "NoExecuteTaint": "a NoExecute taint the pods do not tolerate (name it in the target's taintSelectors to certify the node)",
     "LeftTarget": "ran in another category and no longer matches the target",
     NODE_NOT_FOUND: "named in nodeNames and not on the cluster",
@@ -182,11 +182,13 @@ def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[Exclu
 
 
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int],
-             devices_needed: Callable[[str, str], Mapping[str, str]] | None = None,
+             requests_needed: Callable[[str, str], Mapping[str, str]] | None = None,
              tolerations: Callable[[str, str], Sequence[Mapping[str, Any]]] | None = None) -> Discovery:
     """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request,
-    `devices_needed` the pod's other extended resources (EFA, NICs ...), `tolerations` the pods' own (the catalog's;
-    the target's taintSelectors are added here).
+    `requests_needed` what a pod asks of the other resources (fit.pod_requests: memory, CPUs, hugepages, EFA, NICs
+    ...), `tolerations` the pods' own (the catalog's; the target's taintSelectors are added here). A node allocating
+    less than a pod asks could never take it: it is left out and named (InsufficientResources), not planned to fail
+    its group; one saying nothing of a resource is kept (an unknown amount is no limit).
 
     Raises PlatformError when the selected nodes span several platforms.
     """
@@ -216,8 +218,8 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
         else:
             same_arch.append(node)
     needed = gpus_needed(platform, architecture)
-    devices = {name: amount for name, amount in (devices_needed(platform, architecture) if devices_needed else {}).items()
-               if name != RESOURCE_GPU}
+    asked = {name: amount for name, amount in (requests_needed(platform, architecture) if requests_needed else {}).items()
+             if name != RESOURCE_GPU}
     tolerated = tolerations(platform, architecture) if tolerations else ()
     eligible = []
     for node in same_arch:
@@ -225,7 +227,7 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
         # A missing or zero count is kept: the device plugin may be restarting (reference A.3).
         if have and have < needed:
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
-        elif short := shortfalls(node, devices, missing_is_short=False):  # a missing count is kept, as for GPUs
+        elif short := shortfalls(node, asked, missing_is_short=False):  # a missing count is kept, as for GPUs
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientResources", message="; ".join(short)))
         elif evicting := _untolerated_no_execute(node, tolerated, target.taint_selectors or []):
             excluded.append(ExcludedNode(name=node_name(node), reason="NoExecuteTaint", message=evicting))

@@ -4,7 +4,10 @@ The catalog's figures (Megatron's 64 CPUs and 500Gi) suit the servers they were 
 (an 8x L40S server of 512 GB keeps under 500Gi allocatable, and clouds reserve more) could never take the pod, and the
 run would wait out its pending bound to fail Unschedulable with nothing learnt. So a pod asks the catalog's figure, or,
 where the category's smallest node allocates less, `share` of that node's allocatable, the rest left to the
-daemonsets every node runs. Below the entry's `least` the workload cannot run at all: refused when it is planned.
+daemonsets every node runs. A node whose share is below the entry's `least` cannot run the workload at all: the
+requests are fitted to the smallest node that can, and discovery then leaves out each node allocating less than they
+ask (InsufficientResources, named: a DIMM gone, a daemonset reserving more), so 254 nodes are certified and the 2
+small ones named rather than the whole category refused. Only where no node can is the category refused, in one line.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ _GIB, _MIB = Decimal(2**30), Decimal(2**20)
 
 
 class FitError(ValueError):
-    """The category's smallest node leaves its pods less than the workload's least."""
+    """No node of the category leaves its pods the workload's least."""
 
 
 def _rounded_down(value: Decimal, resource: str) -> str:
@@ -37,33 +40,44 @@ def _rounded_down(value: Decimal, resource: str) -> str:
     return f"{int((value / _MIB).to_integral_value(ROUND_FLOOR))}Mi"
 
 
-def _smallest(nodes: Sequence[Node], resource: str) -> tuple[str, Decimal] | None:
-    """The node allocating least of `resource`, and how much; None when no node says (an unknown amount is no limit)."""
-    found = [(amount, node_name(node)) for node in nodes if (amount := allocatable(node, resource))]
-    if not found:
-        return None
-    amount, name = min(found)
-    return name, amount
+def _amounts(nodes: Sequence[Node], resource: str) -> list[tuple[Decimal, str]]:
+    """(allocatable, name) of each node saying how much of `resource` it allocates, smallest first (an unknown amount
+    is no limit: such a node is not counted)."""
+    return sorted((amount, node_name(node)) for node in nodes if (amount := allocatable(node, resource)))
 
 
-def fit_requests(spec: WorkloadRunSpec, entry: CatalogEntry, nodes: Sequence[Node]) -> WorkloadRunSpec:
-    """`spec` with its cpu and memory requests fitted to `nodes` by the entry's `fitRequests` (as it is without one,
-    and for a resource it requests none of). FitError when a fitted request is below the entry's least."""
+def fitted_requests(spec: WorkloadRunSpec, entry: CatalogEntry, nodes: Sequence[Node]) -> dict[str, str] | None:
+    """The requests of `spec` with its cpu and memory fitted by the entry's `fitRequests` to the smallest of `nodes`
+    that can give a pod the entry's least (None without a fit: the entry has none, or the spec requests nothing).
+    FitError when no node can."""
     fit, resources = entry.fit_requests, spec.resources
     if fit is None or resources is None or resources.requests is None:
-        return spec
+        return None
     requests = resources.requests.to_wire()
+    share = Decimal(str(fit.share))
     for resource in FITTED:
-        if (wanted := requests.get(resource)) is None or (smallest := _smallest(nodes, resource)) is None:
+        if (wanted := requests.get(resource)) is None or not (sized := _amounts(nodes, resource)):
             continue
-        name, have = smallest
-        room = have * Decimal(str(fit.share))
-        if room < parse_quantity(wanted):
-            requests[resource] = _rounded_down(room, resource)
         least = getattr(fit.least, resource)
-        if least is not None and parse_quantity(requests[resource]) < parse_quantity(least):
-            raise FitError(f"{entry.key} needs at least {least} {resource} a pod, and node {name} allocates "
+
+        def asked(have: Decimal, wanted: str = wanted, resource: str = resource) -> str:
+            room = have * share
+            return _rounded_down(room, resource) if room < parse_quantity(wanted) else wanted
+
+        able = [have for have, _ in sized if least is None or parse_quantity(asked(have)) >= parse_quantity(least)]
+        if not able:
+            have, name = sized[-1]
+            who = f"node {name}" if len(sized) == 1 else f"the largest of its {len(sized)} nodes, {name},"
+            raise FitError(f"{entry.key} needs at least {least} {resource} a pod, and {who} allocates "
                            f"{shown_quantity(have, resource)}, of which it may ask {fit.share:.0%} "
-                           f"({requests[resource]}; the rest is its daemonsets'): target nodes with more")
-    fitted = ResourceRequirements.model_validate({**resources.to_wire(), "requests": requests})
+                           f"({asked(have)}; the rest is its daemonsets'): target nodes with more")
+        requests[resource] = asked(able[0])
+    return requests
+
+
+def with_requests(spec: WorkloadRunSpec, requests: dict[str, str] | None) -> WorkloadRunSpec:
+    """`spec` asking `requests` (fitted_requests'; None: as it is), its limits kept."""
+    if requests is None or spec.resources is None:
+        return spec
+    fitted = ResourceRequirements.model_validate({**spec.resources.to_wire(), "requests": requests})
     return spec.model_copy(update={"resources": fitted})

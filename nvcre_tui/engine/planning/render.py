@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from nvcre_tui.engine.api.base import MAX_ANNOTATIONS_BYTES, TargetSpec
-from nvcre_tui.engine.api.fit import extended_amounts
+from nvcre_tui.engine.api.fit import pod_requests
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, Node, node_labels
 from nvcre_tui.engine.api.options import CategoryOptions
 from nvcre_tui.engine.api.resources import (
@@ -34,7 +34,7 @@ from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unmatched_reason
-from nvcre_tui.engine.planning.fitting import FitError, fit_requests
+from nvcre_tui.engine.planning.fitting import FITTED, FitError, fitted_requests, with_requests
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
@@ -160,12 +160,25 @@ def _gpus_needed(catalog: Catalog, user: CategoryOptions):  # noqa: ANN202 - a s
     return needed
 
 
-def _devices_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions, counted: dict[str, str]):  # noqa: ANN202 - as _gpus_needed
+def _requests_needed(catalog: Catalog, entry: CatalogEntry, user: CategoryOptions, counted: dict[str, str],  # noqa: ANN202 - as _gpus_needed
+                     fitted: dict[str, str] | None = None):
+    """What a pod asks (fit.pod_requests), for discovery. Where the entry fits its cpu and memory to the nodes, those
+    are left out until `fitted` (fitting.fitted_requests over the nodes discovery kept) says what they are."""
     def needed(platform: str, architecture: str) -> dict[str, str]:
-        spec, _ = render_run_spec(entry, resolve_options(catalog, entry, user, platform, architecture), platform, architecture, 1)
-        return extended_amounts(_with_node_counts(spec, counted))
+        options = resolve_options(catalog, entry, user, platform, architecture)
+        spec, _ = render_run_spec(entry, options, platform, architecture, 1)
+        asked = pod_requests(with_requests(_with_node_counts(spec, counted), fitted))
+        if fitted is None and _fits(entry, options) and spec.resources is not None and spec.resources.requests is not None:
+            return {name: amount for name, amount in asked.items() if name not in FITTED}
+        return asked
 
     return needed
+
+
+def _fits(entry: CatalogEntry, options: CategoryOptions) -> bool:
+    """Whether the category's cpu and memory requests are fitted to its nodes: the catalog's `fitRequests`, unless the
+    category gives its own `resources` (taken as given: a node allocating less is left out)."""
+    return entry.fit_requests is not None and not options.resources
 
 
 def _with_node_counts(spec: WorkloadRunSpec, counted: dict[str, str]) -> WorkloadRunSpec:
@@ -218,17 +231,29 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     category = cert.spec.categories[index]
     entry, _ = check_category(cert, index, catalog)
     user = cert.spec.category_options(index)
-    counted = node_device_counts(nodes, category.target or cert.spec.target)
-    try:
-        found = discover(nodes, category.target or cert.spec.target, _gpus_needed(catalog, user), _devices_needed(catalog, entry, user, counted),
-                         _tolerations_needed(catalog, entry, user))
-    except PlatformError as error:
-        raise RenderError(str(error)) from None
+    target = category.target or cert.spec.target
+    counted = node_device_counts(nodes, target)
+
+    def discovered(fitted: dict[str, str] | None = None) -> Discovery:
+        try:
+            return discover(nodes, target, _gpus_needed(catalog, user), _requests_needed(catalog, entry, user, counted, fitted),
+                            _tolerations_needed(catalog, entry, user))
+        except PlatformError as error:
+            raise RenderError(str(error)) from None
+
+    found = discovered()
     if not found.nodes:
-        why = found.exclusion_reason() if found.excluded else unmatched_reason(nodes, category.target or cert.spec.target)
+        why = found.exclusion_reason() if found.excluded else unmatched_reason(nodes, target)
         raise RenderError(f"no eligible nodes match ({why})", "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)
+    fitted = None
+    if _fits(entry, options):  # fitted to the nodes found; those too small for it are then left out, named
+        try:
+            fitted = fitted_requests(render_run_spec(entry, options, platform, arch, 1)[0], entry, found.nodes)
+        except FitError as error:
+            raise RenderError(str(error)) from None  # not "target": no node arriving makes the largest larger
+        found = discovered(fitted)
     scale = options.test_scale or entry.test_scales[0]
     gpus = options.gpus_per_node or 1
     if user.nodes_per_job and user.nodes_per_job > len(found.nodes):
@@ -241,12 +266,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     key = LABEL_GPU_CLIQUE if scale in ("intra-rack", "diagnose") else topology_key(platform, arch)
     within_domains = _diagnose_paths(scale, options, found.nodes)
     spec, applied = render_run_spec(entry, options, platform, arch, npj)
-    if not options.resources:  # the category's own resources are taken as given
-        try:
-            spec = fit_requests(spec, entry, found.nodes)
-        except FitError as error:
-            raise RenderError(str(error)) from None  # not "target": no node arriving makes the smallest larger
-    spec = _scheduled(_with_node_counts(spec, counted), cert, category.target or cert.spec.target, options)
+    spec = _scheduled(_with_node_counts(with_requests(spec, fitted), counted), cert, target, options)
     workflow = _workflow(cert, index, entry, options, spec, scale, npj, key, within_domains)
     try:  # the engine's own partitioning of the same spec: what this shows is what the Workflow runs
         plan = partition(found.nodes, workflow.spec.orchestration.to_wire())

@@ -86,7 +86,7 @@ def test_a_node_leaving_less_than_the_workloads_least_is_left_out_and_named_the_
     assert requests(nodes)["requests"] == {"cpu": "64", "memory": "500Gi"}
     status = category.workflow.status
     assert status is not None and status.orchestration is not None
-    assert status.orchestration.exclusion_reason == "1 node: less allocatable than a pod requests (memory, CPUs, hugepages, EFA, NICs ...)"
+    assert status.orchestration.exclusion_reason == "1 node: less allocatable than a pod requests (the first, gpu-node-02: 60Gi memory allocatable, 500Gi requested)"
 
 
 def test_the_requests_fit_the_smallest_node_that_can_run_the_workload() -> None:
@@ -152,6 +152,16 @@ def test_a_scenarios_pools_say_what_their_nodes_allocate() -> None:
     scenario = Scenario.model_validate({"name": "l40s", "seed": 1, "nodes": [
         {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}", "allocatableCpu": "64", "allocatableMemory": "491Gi"}]})
     assert requests(build_nodes(scenario))["requests"] == {"cpu": "51", "memory": "392Gi"}
+
+
+def test_own_resources_no_node_allocates_are_refused_in_one_line_naming_the_shortfall() -> None:
+    """It said `5 nodes: less allocatable than a pod requests`, not which resource nor how much."""
+    nodes = l40s_nodes({"cpu": "64", "memory": "256Gi"}, {"cpu": "64", "memory": "256Gi"})
+    with pytest.raises(InputError) as refused:
+        requests(nodes, options="{resources: {requests: {cpu: '60', memory: 300Gi}}}")
+    assert refused.value.messages == [
+        "c.yaml: spec.target: no eligible nodes match (2 nodes: less allocatable than a pod requests (the first, gpu-node-01: "
+        "256Gi memory allocatable, 300Gi requested))"]
 
 
 def test_an_aws_gb200_node_without_hugepages_is_left_out() -> None:

@@ -46,7 +46,7 @@ EXCLUSION_TEXT = {
     "PartitionedGPUs": "GPUs partitioned (MIG) or shared (time-slicing, MPS)",
     "OtherGPUArchitecture": "GPU architecture differs from the fleet majority",
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
-    "InsufficientResources": "less allocatable than a pod requests (memory, CPUs, hugepages, EFA, NICs ...)",
+    "InsufficientResources": "less allocatable than a pod requests",
     "NoExecuteTaint": "a NoExecute taint the pods do not tolerate (name it in the target's taintSelectors to certify the node)",
     "LeftTarget": "ran in another category and no longer matches the target",
     NODE_NOT_FOUND: "named in nodeNames and not on the cluster",
@@ -69,13 +69,17 @@ class Discovery:
         return [node_name(node) for node in self.nodes]
 
     def exclusion_reason(self) -> str | None:
-        """One text for all exclusions, e.g. "2 nodes: cordoned (spec.unschedulable); 1 node: fewer allocatable GPUs ..."."""
+        """One text for all exclusions, e.g. "2 nodes: cordoned (spec.unschedulable); 1 node: fewer allocatable GPUs ...".
+        Nodes short of resources say the first one's shortfall: which resource differs from one category to the next,
+        and a category refused because every node is short names what to change (its request or the target)."""
         if not self.excluded:
             return None
         counts: dict[str, int] = {}
         for item in self.excluded:
             counts[item.reason] = counts.get(item.reason, 0) + 1
-        return "; ".join(excluded_text(n, reason) for reason, n in counts.items())
+        first = next((item for item in self.excluded if item.reason == "InsufficientResources"), None)
+        return "; ".join(excluded_text(n, reason) + (f" (the first, {first.name}: {first.message})" if first and reason == first.reason else "")
+                         for reason, n in counts.items())
 
 
 def excluded_text(nodes: int, reason: str) -> str:

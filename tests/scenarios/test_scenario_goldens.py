@@ -30,7 +30,7 @@ def test_report_digest_matches_golden(case: str) -> None:
     assert run.edited_in_cache == [], f"{case}: the engine edited shared cached objects in place: {run.edited_in_cache[:3]}"
 
 
-@pytest.mark.parametrize(("case", "exit_code"), [("xid-mid-run-full-scale", 1), ("cordoned-before-run", 0)])
+@pytest.mark.parametrize(("case", "exit_code"), [("xid-mid-run-full-scale", 1), ("cordoned-before-run", 0), ("node-short-of-memory", 0)])
 def test_the_cli_reports_what_the_harness_reports(case: str, exit_code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`nvcre certification run --sim --wait --results-file` on the same files gives the same digest."""
     folder, results = CASES_DIR / case, tmp_path / "report.json"

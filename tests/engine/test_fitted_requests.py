@@ -86,7 +86,8 @@ def test_a_node_leaving_less_than_the_workloads_least_is_left_out_and_named_the_
     assert requests(nodes)["requests"] == {"cpu": "64", "memory": "500Gi"}
     status = category.workflow.status
     assert status is not None and status.orchestration is not None
-    assert status.orchestration.exclusion_reason == "1 node: less allocatable than a pod requests (the first, gpu-node-02: 60Gi memory allocatable, 500Gi requested)"
+    assert status.orchestration.exclusion_reason == ("1 node: less allocatable than a pod requests "
+                                                     "(the first, gpu-node-02: 60Gi memory allocatable, 500Gi requested)")
 
 
 def test_the_requests_fit_the_smallest_node_that_can_run_the_workload() -> None:

@@ -3,8 +3,9 @@
 Order (reference 1.2, fixed for determinism): nodeSelector -> matchExpressions -> nodeNames -> taints ->
 GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, reported; NODE_EXCLUSIONS) ->
 majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> the other resources
-a pod asks for (memory, CPUs, hugepages, EFA, NICs, RDMA: a node allocating less excluded) -> a NoExecute taint the pods do not tolerate (excluded:
-someone is evicting workloads from that node; the target's taintSelectors name the ones to go through) -> sort by name.
+a pod asks for (memory, CPUs, hugepages, EFA, NICs, RDMA: a node allocating less excluded) -> a NoExecute taint the
+pods do not tolerate (excluded: someone is evicting workloads from that node; the target's taintSelectors name the
+ones to go through) -> sort by name.
 The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
 or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
 """
@@ -78,8 +79,8 @@ class Discovery:
         for item in self.excluded:
             counts[item.reason] = counts.get(item.reason, 0) + 1
         first = next((item for item in self.excluded if item.reason == "InsufficientResources"), None)
-        return "; ".join(excluded_text(n, reason) + (f" (the first, {first.name}: {first.message})" if first and reason == first.reason else "")
-                         for reason, n in counts.items())
+        shortfall = f" (the first, {first.name}: {first.message})" if first else ""
+        return "; ".join(excluded_text(n, reason) + (shortfall if first and reason == first.reason else "") for reason, n in counts.items())
 
 
 def excluded_text(nodes: int, reason: str) -> str:

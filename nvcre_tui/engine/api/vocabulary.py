@@ -216,6 +216,9 @@ NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
 # API server's managedFields name the writer; api/provenance.py): nothing in it was measured by nvcre, so no node was
 # tested by it either.
 FOREIGN_STATUS: Final = "StatusWrittenByAnother"
+# A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
+# made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
+GROUP_NODES_EDITED: Final = "GroupNodesEdited"
 # InvalidSpec: a run whose spec the runner could not turn into a workload (a field, no nodes) made no pod either.
 NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING, INVALID_SPEC,
                        FOREIGN_STATUS})

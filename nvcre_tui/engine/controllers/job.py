@@ -35,7 +35,7 @@ from typing import Any
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, group_nodes, job_spec, job_status, labels_of, run_name, run_status
 from nvcre_tui.engine.api.resources import STARTUP_STALL_SECONDS
-from nvcre_tui.engine.api.vocabulary import (AWAITING_START, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, AWAITING_START, FAILED, GROUP_NODES_EDITED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS,
                                              NAMESPACE_TERMINATING, NEVER_RAN, NODE_NOT_FOUND, POD_DISRUPTED, SCHEDULING_BLOCKED, SUCCEEDED, THRESHOLD_VIOLATION, TIMEOUT,
                                              MEASUREMENT_REMARKS, NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, VALIDATION_FAILED, WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, WORKLOAD_PENDING,
                                              WORKLOAD_STALLED)
@@ -85,6 +85,9 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         # An engine stopped between creating the run and writing the Job: the Job points at its run still.
         await _mark_created(ctx, job, run["metadata"]["name"])
         return 0.0
+    if (edited := _group_nodes_edited(job, run)) is not None:  # whom a failure would blame is no longer who runs
+        await _finish(ctx, job, run, FAILED, GROUP_NODES_EDITED, edited, [])
+        return None
     state = run_status(run)
     phase = state.get("phase")
     flagged = await _unhealthy(ctx, job, world)
@@ -99,6 +102,20 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
         return None
     handler = _PHASES.get(phase or "Pending", _pending)
     return await handler(ctx, job, run, state)
+
+
+def _group_nodes_edited(job: Obj, run: Obj) -> str | None:
+    """Why the Job's group-nodes annotation (metadata: anyone may edit it) no longer names the nodes its run was made on
+    (the run's spec, which nobody may change), or None. Blame reads the annotation: an edited one blamed a node that
+    never ran, or cleared one that did."""
+    spec = run.get("spec")
+    target = spec.get("target") if isinstance(spec, dict) else None
+    ran_on = target.get("nodeNames") if isinstance(target, dict) else None
+    if not isinstance(ran_on, list) or ran_on == group_nodes(job):
+        return None
+    return (f"metadata.annotations[{ANNOTATION_GROUP_NODES}] of Job {job['metadata']['name']} was edited: it names "
+            f"{_bounded(listed(group_nodes(job)) or 'no node')}, its run {run['metadata']['name']} runs on {_bounded(listed([str(n) for n in ran_on]))}; "
+            "its result is not taken, no node blamed")
 
 
 async def _create_run(ctx: Context, job: Obj) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import FAILED, NEVER_RAN, WORKLOAD_NOT_STARTED
+from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RAN, WORKLOAD_NOT_STARTED
 from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
 
@@ -18,7 +18,7 @@ JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted before i
 # A group's reason when its Job stands but no longer names the Workflow as its controller (ownerReferences edited by hand)
 JOB_DISOWNED = "JobDisowned"
 #: The Job reasons of a failure that blames no node.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN,
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN, GROUP_NODES_EDITED,
                               *UNMEASURED_REASONS})
 
 

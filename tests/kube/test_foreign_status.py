@@ -176,3 +176,23 @@ async def test_a_job_failed_by_hand_blaming_a_node_blames_nobody(cluster) -> Non
     finally:
         for s in (admin, hand, sim_store, engine_store):
             await s.close()
+
+
+async def test_a_read_only_console_leaves_a_certification_passed_by_hand_out_and_names_it(tmp_path: Path) -> None:
+    """The console's dashboard listed it PASSED; it is left out as damaged now, named once, and nothing fails."""
+    from nvcre_tui.app import NvcreApp
+    from tests.kube.cluster import installed
+    from tests.kube.test_console_on_cluster import args_for, opened, opener
+
+    async with installed(tmp_path) as (_, kubeconfig):
+        await _pass_by_hand(kubeconfig)
+        app = NvcreApp(opener=opener(args_for(kubeconfig), read_only=True), read_only=True, live=True)
+        async with app.run_test(size=(160, 50), notifications=True) as pilot:
+            await opened(app, pilot)
+            await pilot.pause(0.3)
+            assert app.return_code is None and app.session is not None
+            said = [str(n.message) for n in app._notifications]
+            assert [line for line in said if "by-hand" in line] == [
+                "Certification default/by-hand is damaged and left out of the console: status.categoryStatuses, "
+                "status.completionTime, status.conditions, status.startTime and 1 more written by kubectl-edit, not by nvcre: "
+                "not a result nvcre measured"], said

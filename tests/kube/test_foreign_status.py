@@ -22,7 +22,7 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, kind_of
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
 from tests.kube.cluster import installed_in_thread, store_on
 from tests.scenarios.harness import CASES, catalog
@@ -196,3 +196,53 @@ async def test_a_read_only_console_leaves_a_certification_passed_by_hand_out_and
                 "Certification default/by-hand is damaged and left out of the console: status.categoryStatuses, "
                 "status.completionTime, status.conditions, status.startTime and 1 more written by kubectl-edit, not by nvcre: "
                 "not a result nvcre measured"], said
+
+
+class _StopsSaid(SimulatedRunner):
+    """The simulated runner, noting which runs the engine stopped (its stop is the runner's, as ever)."""
+
+    stopped: list[str]
+
+    async def stop(self, run: dict) -> None:
+        self.stopped = [*getattr(self, "stopped", []), run["metadata"]["name"]]
+        await super().stop(run)
+
+
+async def test_a_run_succeeded_by_hand_is_failed_and_its_workload_stopped(cluster) -> None:  # noqa: F811
+    """A WorkloadRun set to Succeeded by hand looked finished to its reconciler, which never stopped its workload (its
+    pods held their GPUs); it is failed now and stopped, and its Job fails blaming nobody."""
+    server, kubeconfig, engine_kubeconfig, clock = cluster
+    admin = await store(kubeconfig, clock, "test-admin")
+    hand = await store(kubeconfig, clock, "kubectl-patch")
+    sim_store = await store(kubeconfig, clock, "nvcre-sim")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
+    try:
+        for obj in install_objects(INSTALL_NAMESPACE):
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
+        fleet = SimulatedFleet(sim_store, clock, scenario)
+        await fleet.ensure_nodes()
+        runner = _StopsSaid(sim_store, clock, scenario, fleet)
+        engine = Engine(engine_store, clock, catalog(), runner)
+        await admin.create(CERTIFICATION, _certification())
+
+        async def running() -> bool:
+            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
+
+        assert await engine.run_until_settled(until=running, max_seconds=600)
+        [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
+        await hand.patch_status(WORKLOADRUN, run["metadata"]["name"], NAMESPACE, {"phase": "Succeeded", "exitCode": 0})
+
+        async def finished() -> bool:
+            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
+
+        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        await engine.stop()
+        assert run["metadata"]["name"] in getattr(runner, "stopped", [])
+        refused = await admin.get(WORKLOADRUN, run["metadata"]["name"], NAMESPACE)
+        assert (refused["status"]["phase"], refused["status"]["reason"]) == ("Failed", FOREIGN_STATUS)
+        done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
+    finally:
+        for s in (admin, hand, sim_store, engine_store):
+            await s.close()

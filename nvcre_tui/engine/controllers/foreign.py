@@ -10,6 +10,7 @@ from nvcre_tui.engine.api.bodies import certification_status, run_status
 from nvcre_tui.engine.api.provenance import foreign_status
 from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, RESULT_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.errors import describe
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKLOADRUN, ResourceKind
 
@@ -20,9 +21,12 @@ class Context(Protocol):
     """What the refusal needs of the reconcilers' Context (controllers/context.py, whose World reads children through
     as_nvcre_reads_it: this module cannot import it)."""
 
+    runner: Runner
+
     def now(self) -> str: ...
 
     async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool: ...
+
 
 ADVICE = "delete it and create it again"
 
@@ -73,6 +77,8 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> b
     if not _refused_already(kind.kind, obj):
         message = refusal_message(kind.kind, obj, foreign)
         await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
+        if kind is WORKLOADRUN:  # its workload goes on otherwise: a finished-looking run is never stopped, its GPUs held
+            await ctx.runner.stop(obj)
     return True
 
 

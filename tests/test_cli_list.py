@@ -335,3 +335,24 @@ def test_a_running_sim_runner_certification_read_without_it_runs_the_servers_tim
     assert listed["result"] == "RUNNING" and 2 <= listed["runtimeSeconds"] <= 30, listed
     assert listed["waitedSeconds"] == 0, listed
     assert runtime not in ("0s", "-") and runtime.endswith("s"), runtime
+
+
+def test_on_the_simulator_age_counts_to_the_fleets_time_as_the_console_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The simulated fleet keeps time while no process runs (the next engine resumes at the recorded time plus the wall
+    time since × speed), and the console's dashboard counts a certification's Age to that time. `list` counted to where
+    the last engine left the store: in a walkthrough AGE read 4h42m of a certification the dashboard beside it aged
+    2d22h. An hour after the last engine, at speed 2, it is two hours older, as the dashboard says."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "two", "seed": 4, "speed": 2, "nodes": [{"count": 1}]}))
+    state = tmp_path / "s.db"
+    flags = ["--state", str(state), "--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", "--scenario", str(scenario), *flags, "--category", "communication/nccl-loopback",
+                 "--name", "night", "--wait"]) == 0
+    with contextlib.closing(sqlite3.connect(state)) as db, db:  # the last engine exited an hour ago
+        recorded = json.loads(db.execute("select value from properties where key = 'clock'").fetchone()[0])
+        recorded["wall"] = datetime.fromtimestamp(time.time() - 3600, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        db.execute("update properties set value = ? where key = 'clock'", (json.dumps(recorded),))
+    capsys.readouterr()
+    assert main(["certification", "list", *flags, "-o", "json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert re.fullmatch(r"2h0[0-2]m", listed["age"]), listed  # the run's few minutes, then two simulated hours

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from nvcre_tui.cli import EXIT_BAD_INPUT, EXIT_OK
@@ -74,9 +74,14 @@ async def _list(args: argparse.Namespace) -> int:
                     owned.setdefault(str(owner.get("uid")), []).append(wf)
         # Oldest first, by namespace; those created in one second as the store created them (not by name)
         certs = sorted(certs, key=lambda cert: (str(_mapping(cert.get("metadata")).get("namespace") or ""), _creation(cert)))
-        from nvcre_tui.engine.session import store_now  # the session is open: the module is loaded already
+        from nvcre_tui.engine.session import SimSession, store_now  # the session is open: the module is loaded already
 
         stamped_now = store_now(session)
+        if isinstance(session, SimSession) and session.engine is None and session.resume is not None:
+            # The simulated fleet keeps time while no process runs (its next engine resumes there, and the console's
+            # dashboard and the wall count ages to it): this reader's clock stays where the last engine left the store,
+            # and AGE read 4h42m of a certification the dashboard beside it aged 2d22h
+            stamped_now = max(stamped_now, session.resume.at(datetime.now(UTC), session.scenario.speed))
         rows = [row(cert, session.clock.now(), owned.get(str(_mapping(cert.get("metadata")).get("uid")), []) if workflows is not None else None,
                     stamped_now=stamped_now)
                 for cert in certs]

@@ -209,10 +209,32 @@ def test_node_says_why_the_latest_certification_failed_it(tmp_path: Path, capsys
     assert main(["history", "node", "gpu-node-02", *history]) == 0
     out = capsys.readouterr().out.splitlines()
     why = out.index("why, in night (the latest that did not pass it):")
-    assert out[why + 1].startswith("  communication/nccl-loopback: WorkloadFailed: ") and "Cuda failure 999" in out[why + 1], out
+    assert out[why + 1].startswith("  communication/nccl-loopback: WorkloadFailed — ") and "Cuda failure 999" in out[why + 1], out
     assert out[why + 2].startswith("baseline: ")
     assert main(["history", "node", "gpu-node-01", *history]) == 0
     assert "why, in" not in capsys.readouterr().out
+
+
+def test_a_suspects_why_says_its_whole_group_was_blamed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A node blamed only with its whole group (a hung group's Timeout, a group below its threshold) is no node the
+    evidence convicts: its why says so, as the report's failed nodes do, not the group's reason as if its own."""
+    scenario = tmp_path / "fleet.yaml"
+    scenario.write_text(json.dumps({"name": "two", "seed": 4, "nodes": [{"count": 2}]}))
+    cert = tmp_path / "cert.yaml"
+    cert.write_text(yaml.safe_dump({"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "metadata": {"name": "whole"},
+                                    "spec": {"target": {"nodeSelector": {"nvidia.com/gpu.present": "true"}},
+                                             "categories": [{"domain": "communication", "variant": "nccl-all-reduce",
+                                                             "options": {"testScale": "full-scale",
+                                                                         "thresholds": {"busBandwidthGBps": "value >= 100000"}}}]}}))
+    history = ["--history", str(tmp_path / "h.db")]
+    assert main(["certification", "run", "--scenario", str(scenario), "--state", str(tmp_path / "s.db"), *history,
+                 "--cert-file", str(cert), "--wait"]) == 1
+    capsys.readouterr()
+    assert main(["history", "node", "gpu-node-01", *history]) == 0
+    out = capsys.readouterr().out.splitlines()
+    why = out.index("why, in whole (the latest that did not pass it):")
+    assert out[why + 1].startswith("  communication/nccl-all-reduce: ThresholdViolation (suspect: its whole group failed together, "
+                                   "no node named) — "), out
 
 
 def test_nodes_table_fits_a_120_column_terminal(archive: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -101,3 +101,30 @@ async def test_an_exec_entry_kubectl_refuses_is_one_line_before_the_plugin_runs(
         await load_target(exec_kubeconfig(path, f"touch '{ran}'; printf '%s' '{CREDENTIAL}'", **fields), environ=NO_ENV)
     assert str(caught.value) == f"kubeconfig {path}, context lab: {said}"
     assert not ran.exists()
+
+
+@pytest.mark.parametrize("provide", [True, False])
+async def test_a_plugin_that_asks_for_the_cluster_is_told_it_as_client_go_tells_it(tmp_path: Path, provide: bool) -> None:
+    """provideClusterInfo: client-go puts the cluster in KUBERNETES_EXEC_INFO's spec.cluster (the server, its CA, the
+    exec extension's config); the library told the plugin nothing, so one minting a token per server could not."""
+    import json
+
+    told = tmp_path / "told"
+    path = Path(exec_kubeconfig(tmp_path / "config", f"printf '%s' \"$KUBERNETES_EXEC_INFO\" > '{told}'; printf '%s' '{CREDENTIAL}'"))
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"]["exec"]["provideClusterInfo"] = provide
+    import base64
+
+    from tests.kubeapi.tls import authority
+
+    (tmp_path / "ca.crt").write_bytes(authority().ca_pem)
+    config["clusters"][0]["cluster"].update({"certificate-authority": "ca.crt", "tls-server-name": "api.lab",
+                                             "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"audience": "lab"}}]})
+    path.write_text(yaml.safe_dump(config))
+    await load_target(str(path), environ=NO_ENV)
+    spec = json.loads(told.read_text())["spec"]
+    if not provide:
+        assert "cluster" not in spec
+        return
+    assert spec["cluster"] == {"server": "https://127.0.0.1:6443", "tls-server-name": "api.lab",
+                               "certificate-authority-data": base64.standard_b64encode(authority().ca_pem).decode(), "config": {"audience": "lab"}}

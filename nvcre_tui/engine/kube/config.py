@@ -27,6 +27,7 @@ from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields, token_file_reader
+from .exec_cluster import with_cluster_info
 from ..terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
@@ -295,7 +296,10 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     merged = merge_kubeconfigs(paths)
     chosen, body, filled = _choose_context(merged, context, where)
     configuration = Configuration()
-    loader = KubeConfigLoader(config_dict=_as_the_library_reads(merged, chosen, body), active_context=chosen,
+    library_config = _as_the_library_reads(merged, chosen, body)
+    if isinstance(body.get("user"), str):
+        library_config = with_cluster_info(library_config, body["user"], _named(merged, "clusters", body["cluster"]) or {})
+    loader = KubeConfigLoader(config_dict=library_config, active_context=chosen,
                               config_base_path="")
     user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
     # An exec plugin without a terminal to prompt on (a script, CI, a pod, the console's screen) that gives nothing for

@@ -57,6 +57,7 @@ from typing import Any  # noqa: E402
 from kubernetes_asyncio.config import kube_config as _kube_config  # noqa: E402
 from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvider  # noqa: E402
 
+from ...kube.exec_cluster import CLUSTER_INFO_KEY  # noqa: E402
 from ...terminal import terminal_holder  # noqa: E402
 
 MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate and key: a few KiB
@@ -74,6 +75,7 @@ class _BoundedExecProvider(_ExecProvider):
         hint = exec_config.safe_get("installHint")
         self.install_hint = hint if isinstance(hint, str) and hint.strip() else None
         self.interactive_mode = exec_config.safe_get("interactiveMode")
+        self.cluster_info = exec_config.safe_get(CLUSTER_INFO_KEY)  # provideClusterInfo: kube.exec_cluster
         _check_plugin_config(self.api_version, self.interactive_mode)
 
     async def run(self, previous_response: str | None = None) -> Any:
@@ -87,6 +89,8 @@ class _BoundedExecProvider(_ExecProvider):
             raise ConfigException(f"exec: the plugin's interactiveMode is Always; {held_terminal_hint(held)}" if held else
                                   "exec: the plugin's interactiveMode is Always and standard input is not a terminal")
         info: dict[str, Any] = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": {"interactive": interactive}}
+        if self.cluster_info is not None:
+            info["spec"]["cluster"] = self.cluster_info
         if previous_response:
             info["spec"]["response"] = previous_response
         self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)

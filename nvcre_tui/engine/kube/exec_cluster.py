@@ -1,0 +1,46 @@
+"""What an exec credential plugin that asks for it (`provideClusterInfo: true`) is told of the cluster, as client-go tells
+it: KUBERNETES_EXEC_INFO's spec.cluster. The library told it nothing, so a plugin that mints a token for the server it is
+given (one plugin for every cluster of a fleet) failed or minted one for no cluster."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES
+
+__all__ = ["CLUSTER_INFO_KEY", "EXEC_EXTENSION", "with_cluster_info"]
+
+CLUSTER_INFO_KEY = "nvcre-cluster-info"  # in the exec entry handed to the client library, read by its plugin runner
+EXEC_EXTENSION = "client.authentication.k8s.io/exec"  # the cluster extension passed as spec.cluster.config
+
+
+def with_cluster_info(library_config: dict[str, Any], user: str, cluster: dict[str, Any]) -> dict[str, Any]:
+    """`library_config` with user `user`'s exec entry carrying the cluster's info when it asks for it (a copy; the
+    rest shared)."""
+    users = []
+    for entry in library_config["users"]:
+        plugin = entry["user"].get("exec") if entry["name"] == user else None
+        if isinstance(plugin, dict) and plugin.get("provideClusterInfo") is True:
+            entry = {**entry, "user": {**entry["user"], "exec": {**plugin, CLUSTER_INFO_KEY: _cluster_info(cluster)}}}
+        users.append(entry)
+    return {**library_config, "users": users}
+
+
+def _cluster_info(cluster: dict[str, Any]) -> dict[str, Any]:
+    """client.authentication.k8s.io's Cluster: the server and how to reach and trust it, and the exec extension's value."""
+    info: dict[str, Any] = {"server": cluster.get("server")}
+    for field in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url", "disable-compression"):
+        if cluster.get(field) not in (None, ""):
+            info[field] = cluster[field]
+    authority = cluster.get("certificate-authority-data")
+    if not authority and isinstance(cluster.get("certificate-authority"), str):  # checked readable by now
+        with Path(cluster["certificate-authority"]).open("rb") as handle:
+            authority = base64.standard_b64encode(handle.read(MAX_CREDENTIAL_FILE_BYTES)).decode()
+    if authority:
+        info["certificate-authority-data"] = authority
+    for extension in cluster.get("extensions") or []:
+        if isinstance(extension, dict) and extension.get("name") == EXEC_EXTENSION and "extension" in extension:
+            info["config"] = extension["extension"]
+    return info

@@ -128,3 +128,32 @@ async def test_a_plugin_that_asks_for_the_cluster_is_told_it_as_client_go_tells_
         return
     assert spec["cluster"] == {"server": "https://127.0.0.1:6443", "tls-server-name": "api.lab",
                                "certificate-authority-data": base64.standard_b64encode(authority().ca_pem).decode(), "config": {"audience": "lab"}}
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"args": "-c"}, "exec.args: must be a list of strings, got '-c'"),
+    ({"env": {"X": "1"}}, "exec.env: must be a list of name and value, got {'X': '1'}"),
+    ({"env": [{"name": "X", "value": 1}]}, "exec.env[0] (X): value must be a string (quote it), got 1"),
+    ({"env": [{"value": "1"}]}, "exec.env[0]: needs a name, got {'value': '1'}"),
+], ids=["args-string", "env-mapping", "env-number", "env-unnamed"])
+async def test_an_exec_entry_of_the_wrong_shape_is_one_line_naming_its_field(tmp_path: Path, fields: dict[str, object], said: str) -> None:
+    """The library said `'str' object has no attribute 'value'` or `expected str, bytes or os.PathLike object, not int`."""
+    from nvcre_tui.engine.errors import InputError
+
+    path = Path(exec_kubeconfig(tmp_path / "config", f"printf '%s' '{CREDENTIAL}'"))
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"]["exec"].update(fields)
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(InputError) as caught:
+        await load_target(str(path), environ=NO_ENV)
+    assert str(caught.value) == f"kubeconfig {path}, context lab: user u: {said}"
+
+
+async def test_an_exec_env_entry_without_a_value_has_the_empty_one(tmp_path: Path) -> None:
+    """kubectl gives it the empty value; the library refused it ("Expected key value in .../env/0")."""
+    path = Path(exec_kubeconfig(tmp_path / "config", f"printf '%s' \"$EMPTY\" > '{tmp_path / 'seen'}'; printf '%s' '{CREDENTIAL}'"))
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"]["exec"]["env"] = [{"name": "EMPTY"}]
+    path.write_text(yaml.safe_dump(config))
+    target = await load_target(str(path), environ=NO_ENV)
+    assert target.configuration.api_key["BearerToken"] == "Bearer t-1" and (tmp_path / "seen").read_text() == ""

@@ -27,7 +27,7 @@ from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields, token_file_reader
-from .exec_cluster import with_cluster_info
+from .exec_cluster import checked_exec, with_cluster_info
 from ..terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
@@ -231,6 +231,8 @@ def _choose_context(merged: dict[str, Any], context: str | None, where: str) -> 
         if written is not None and not isinstance(written, dict):  # kubectl refuses it too; _named reads it as {}
             raise InputError(f"kubeconfig {where}, context {chosen}: user {user} must be a mapping, got {written!r:.60}")
         _check_types(user_body, USER_FIELD_TYPES, f"kubeconfig {where}, context {chosen}: user {user}")
+        if user_body.get("exec") is not None:
+            user_body["exec"] = checked_exec(user_body["exec"], f"kubeconfig {where}, context {chosen}: user {user}: exec")
         filled |= check_credential_fields(user_body, "users", user, f"kubeconfig {where}, context {chosen}")
     return chosen, body, filled
 

@@ -243,6 +243,14 @@ BAD_CASES = [
      r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-key: /: is a directory, not a file$"),
     ("ca-data-not-base64", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="certificate-authority-data: '@@notbase64'", user="token: t"))},
      r"^kubeconfig .*/c, context x: clusters\[c\]\.cluster\.certificate-authority-data: not base64 data \(it holds the file's contents"),
+    # kubectl requires both; a certificate alone was "[SSL] PEM lib", a key alone silently ignored (requests anonymous)
+    ("certificate-without-key", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false",
+                                                                                        user="client-certificate-data: YWJj"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user: client-certificate without client-key \(or client-key-data\): a client "
+     r"certificate authenticates with both, as kubectl requires$"),
+    ("key-without-certificate", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false",
+                                                                                        user="client-key-data: YWJj"))},
+     r"^kubeconfig .*/c, context x: users\[u\]\.user: client-key without client-certificate \(or client-certificate-data\)"),
     ("key-data-not-base64", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="client-key-data: abcde"))},
      r"^kubeconfig .*/c, context x: users\[u\]\.user\.client-key-data: not base64 data"),
     ("token-number", lambda d: {"kubeconfig": _write(d / "c", TYPED.format(cluster="insecure-skip-tls-verify: false", user="token: 123"))},

@@ -61,7 +61,21 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
             except (binascii.Error, ValueError):
                 raise InputError(f"{field_of}.{field}: not base64 data (it holds the file's contents, base64-encoded; "
                                  f"{field.removesuffix('-data')} names a file instead)") from None
+    if section == "users":
+        _check_pair(body, field_of)
     return filled
+
+
+def _check_pair(body: dict[str, Any], field_of: str) -> None:
+    """A client certificate needs its key and a key its certificate, as kubectl requires ("client-key-data or client-key
+    must be specified for u to use the clientCert authentication method"): a certificate alone was `[SSL] PEM lib`, a key
+    alone silently ignored (the requests anonymous)."""
+    certificate = body.get("client-certificate-data") or body.get("client-certificate")
+    key = body.get("client-key-data") or body.get("client-key")
+    if bool(certificate) != bool(key):
+        given, missing = ("client-certificate", "client-key") if certificate else ("client-key", "client-certificate")
+        raise InputError(f"{field_of}: {given} without {missing} (or {missing}-data): a client certificate authenticates with both, "
+                         "as kubectl requires")
 
 
 def _token(contents: bytes, field: str) -> str:

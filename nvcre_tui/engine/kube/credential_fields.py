@@ -51,7 +51,7 @@ def check_credential_fields(body: dict[str, Any], section: str, name: str, where
                 body[twin] = _token(contents, f"{field_of}.{field}: {value}") if field == "tokenFile" else base64.standard_b64encode(contents).decode()
                 filled[twin] = (field, value)
     token = body.get("token") if section == "users" else None
-    if isinstance(token, str) and _unsendable(token):
+    if isinstance(token, str) and unsendable(token):
         raise InputError(f"{field_of}.token: holds a line break or another control character, which no HTTP header carries")
     for field in DATA_FIELDS[section]:
         value = body.get(field)
@@ -84,7 +84,7 @@ def _token(contents: bytes, field: str) -> str:
     token = contents.decode("utf-8", "replace").strip()
     if not token:
         raise InputError(f"{field}: empty: it holds no token")
-    if _unsendable(token):
+    if unsendable(token):
         raise InputError(f"{field}: holds more than one line, or a control character: a token is one line")
     return token
 
@@ -114,7 +114,8 @@ def token_file_reader(path: str, every: float) -> Callable[[], str | None]:
     return fresh
 
 
-def _unsendable(token: str) -> bool:
+def unsendable(token: str) -> bool:
+    """Whether `token` holds a character no HTTP header carries (a line break, another control character)."""
     return any(ord(char) < 32 or ord(char) == 127 for char in token)
 
 

@@ -57,6 +57,7 @@ from typing import Any  # noqa: E402
 from kubernetes_asyncio.config import kube_config as _kube_config  # noqa: E402
 from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvider  # noqa: E402
 
+from ...kube.credential_fields import unsendable  # noqa: E402
 from ...kube.exec_cluster import CLUSTER_INFO_KEY  # noqa: E402
 from ...terminal import terminal_holder  # noqa: E402
 
@@ -164,7 +165,7 @@ def _check_status(status: Any) -> None:
         raise ConfigException("exec: the plugin returned no token and no client certificate and key")
     if bool(certificate) != bool(key):
         raise ConfigException(f"exec: the plugin returned a client {'certificate without its key' if certificate else 'key without its certificate'}")
-    if token and (not isinstance(token, str) or any(ord(char) < 32 or ord(char) == 127 for char in token)):
+    if token and (not isinstance(token, str) or unsendable(token)):
         raise ConfigException("exec: the plugin's token is no string of one line (a line break or another control character, "
                               "which no HTTP header carries)")
 

@@ -139,3 +139,20 @@ async def test_a_loopback_server_is_reached_without_the_environment_s_proxy(serv
         assert "" in await store.served_groups()
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(("server", "no_proxy", "proxied"), [
+    ("https://10.1.2.3:6443", "10.0.0.0/8", False), ("https://10.1.2.3:6443", "192.168.0.0/16,.corp", True),
+    ("https://api.corp:6443", "192.168.0.0/16,.corp", False), ("https://[::1]:6443", "", False), ("https://localhost:6443", "", False),
+])
+def test_the_environment_s_proxy_is_chosen_as_go_chooses_it(monkeypatch: pytest.MonkeyPatch, server: str, no_proxy: str,
+                                                           proxied: bool) -> None:
+    """Go bypasses $NO_PROXY's address ranges (10.0.0.0/8) and loopback; Python's rules know names and suffixes only."""
+    from yarl import URL
+
+    from nvcre_tui.engine.store.kube.transport import _environment_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    monkeypatch.delenv("no_proxy", raising=False)
+    assert _environment_proxy(URL(server)) == ("http://proxy.corp:3128" if proxied else None)

@@ -7,6 +7,7 @@ Every request goes through `request` (JSON in, JSON out, retried on transient er
 from __future__ import annotations
 
 import ipaddress
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -60,19 +61,30 @@ def _reach_as_kubectl(client: ApiClient, configuration: Configuration) -> None:
 
 def _environment_proxy(server: URL) -> str | None:
     """$HTTPS_PROXY (or $HTTP_PROXY for http://) for `server`, $NO_PROXY honoured, as Go's ProxyFromEnvironment reads
-    them: never for localhost or a loopback address."""
+    them: never for localhost or a loopback address, nor for an address in a $NO_PROXY range (10.0.0.0/8), which
+    Python's rules (names and suffixes only) proxied."""
     host = server.host or ""
     try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:  # a name
-        loopback = False
-    if loopback:
+        address = None
+    if host == "localhost" or (address is not None and (address.is_loopback or _in_no_proxy_range(address))):
         return None
     try:
         proxy, auth = get_env_proxy_for_url(server)
     except LookupError:  # none set, or $NO_PROXY names the server
         return None
     return str(proxy.with_user(auth.login).with_password(auth.password) if auth is not None else proxy)
+
+
+def _in_no_proxy_range(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    for entry in (os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or "").split(","):
+        try:
+            if "/" in entry and address in ipaddress.ip_network(entry.strip(), strict=False):
+                return True
+        except ValueError:  # not a range: a name, for Python's rules
+            continue
+    return False
 
 
 class Transport:

@@ -270,6 +270,9 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
     for series, values in trend.items():
         text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {last_shown[series]} {BANDWIDTH_UNIT}")
     text.append("\n")
+    # Names aligned to the longest shown, not to 28 columns: on 80 a 9-character name left 19 blank ones, and the
+    # line's ellipsis took the category cells that say what failed and by how much
+    width = max(len(str(entry["certification"])) for entry in history[-HISTORY_ROWS:])
     for entry in reversed(history[-HISTORY_ROWS:]):
         # A diagnosis's verdict beside its glyph (`✗ intermittent`), as `nvcre history node` and the report say it
         cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {state_said(c)}" if state_said(c) != c["state"] else "")
@@ -279,7 +282,7 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
         when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"
         # The worst verdict alone (history.queries.verdicts_of): the cells after it say each category's
         worst = (entry.get("verdicts") or [{}])[0].get("verdict") or entry.get("resultSaid") or entry["result"]
-        text.append(shown(f"{when}  {entry['certification']:<28} {_glyph(entry['result'])} {worst:<12} {cells}") + "\n")
+        text.append(shown(f"{when}  {entry['certification']:<{width}}  {_glyph(entry['result'])} {worst:<12} {cells}") + "\n")
     return text
 
 

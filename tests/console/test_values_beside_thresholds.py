@@ -163,6 +163,20 @@ def test_the_node_screens_history_says_a_diagnosis_verdict() -> None:
     assert "flaky" in text and "✗ intermittent" in text and "nccl-all-reduce ✗ intermittent (WorkloadFailed)" in text, text
 
 
+def test_the_node_screens_history_aligns_names_to_the_longest_shown() -> None:
+    """On 80x24 the line read `2026-01-01 01:16Z  overnight                    ✗ faulty       nccl-all-reduc…`: the name
+    padded to 28 columns, the cells that say what failed and by how much cut by the line's ellipsis. Names are aligned
+    to the longest one shown, two spaces after it."""
+    def entry(name: str) -> dict[str, Any]:
+        category: dict[str, Any] = {"category": "communication/nccl-all-reduce", "state": "failed", "reason": "ThresholdViolation", "verdict": None,
+                    "message": "", "busBW": None, "measurements": {}, "evidence": [], "jobs": []}
+        return {"certification": name, "completionTime": "2025-01-01T00:00:00Z", "result": "failed", "categories": [category]}
+
+    lines = timeline_text([entry("overnight"), entry("weekly")], {}, {}).plain.splitlines()
+    assert lines[1] == "2025-01-01 00:00Z  weekly     ✗ failed       nccl-all-reduce ✗ (ThresholdViolation)", lines
+    assert lines[2] == "2025-01-01 00:00Z  overnight  ✗ failed       nccl-all-reduce ✗ (ThresholdViolation)", lines
+
+
 def test_the_node_screens_history_says_the_worst_verdict_beside_the_certification() -> None:
     """Faulty in one category, failed in another: the line began `✗ faulty in nccl-all-reduce, failed in ...`, the
     cells after it saying each category's verdict again; it says the worst alone."""
@@ -178,4 +192,4 @@ def test_the_node_screens_history_says_the_worst_verdict_beside_the_certificatio
     entry["resultSaid"], entry["verdicts"] = result_said(entry), verdicts_of(entry)
     assert entry["resultSaid"] == "faulty in nccl-all-reduce, failed in nccl-loopback"
     text = timeline_text([entry], {}, {}).plain
-    assert "mixed                        ✗ faulty       nccl-loopback ✗ (ThresholdViolation)  nccl-all-reduce ✗ faulty" in text, text
+    assert "mixed  ✗ faulty       nccl-loopback ✗ (ThresholdViolation)  nccl-all-reduce ✗ faulty" in text, text

@@ -87,16 +87,20 @@ class WatchCache:
         # Workflow of a Job per node is asked for its Jobs on every reconcile, and sorting thousands each time was
         # a tenth of a 3,000-node run.
         self._owned_order: dict[str, builtins.list[tuple[ResourceKind, Key]]] = {}
-        # Per owner uid: a counter that moves whenever one of its dependents joins, changes or leaves, and per kind
+        # Per owner uid: a stamp that moves whenever one of its dependents joins, changes or leaves, and per kind
         # the controlled dependents `controlled_by` last answered with it. A Workflow of a Job per node was filtered
         # on its Jobs' ownerReferences at each of its reconciles and its Certification's (a tenth of a large run).
-        self._owner_versions: dict[str, int] = defaultdict(int)
+        # Stamps come from one counter (`_stamp`), so an entry can go with its owner's last dependent and a later one
+        # never meets an earlier answer: kept for ever, they grew by every owner a long-lived engine saw (weeks of burn-in).
+        self._owner_versions: dict[str, int] = {}
+        self._stamp = 0
         self._controlled_answers: dict[str, dict[str, tuple[int, builtins.list[Obj]]]] = {}
         self._by_uid: dict[str, tuple[ResourceKind, Key]] = {}
         self._labelled: dict[tuple[ResourceKind, str, str], set[Key]] = defaultdict(set)
-        # Per (kind, label, value): a counter that moves whenever an object with that label value changes, and the
-        # sorted list `labelled` last answered with it, so a read repeats no work for a set nothing touched.
-        self._label_versions: dict[tuple[ResourceKind, str, str], int] = defaultdict(int)
+        # Per (kind, label, value): a stamp (from `_stamp`) that moves whenever an object with that label value changes,
+        # and the sorted list `labelled` last answered with it, so a read repeats no work for a set nothing touched;
+        # both go when no object carries the value any more.
+        self._label_versions: dict[tuple[ResourceKind, str, str], int] = {}
         self._labelled_answers: dict[tuple[ResourceKind, str, str], tuple[int, builtins.list[Obj]]] = {}
         self._listed: dict[ResourceKind, tuple[int, builtins.list[Obj]]] = {}  # the same for `list` of a whole kind
         # Per kind, the key of each change in order (`changed_since`), from the change its kind version was
@@ -201,7 +205,9 @@ class WatchCache:
         """Objects whose ownerReferences name `uid` (optionally of one kind), sorted by name."""
         order = self._owned_order.get(uid)
         if order is None:
-            order = self._owned_order[uid] = sorted(self._owned.get(uid, ()), key=lambda pair: (pair[0].plural, pair[1]))
+            order = sorted(self._owned.get(uid, ()), key=lambda pair: (pair[0].plural, pair[1]))
+            if uid in self._owned:  # an owner of none (a WorkloadRun, one deleted) is not remembered: _unindex never drops it
+                self._owned_order[uid] = order
         return [self.objects[k][key] for k, key in order if (kind is None or k == kind) and key in self.objects[k]]
 
     def controlled_by(self, uid: str, kind: str) -> builtins.list[Obj]:
@@ -229,7 +235,8 @@ class WatchCache:
         if answered is None or answered[0] != version:
             bucket = self.objects[kind]
             answered = (version, [bucket[key] for key in sorted(self._labelled.get(index, ())) if key in bucket])
-            self._labelled_answers[index] = answered
+            if index in self._labelled:  # a value nothing carries (a deleted certification's name) is not remembered
+                self._labelled_answers[index] = answered
         return list(answered[1])
 
     def changed_since(self, kind: ResourceKind, version: int) -> builtins.list[Key] | None:
@@ -241,7 +248,8 @@ class WatchCache:
         return self._changed[kind][start:]
 
     def label_version(self, kind: ResourceKind, label: str, value: str) -> int:
-        """A counter that moves whenever an object of `kind` with `label` = `value` changes (memo keys)."""
+        """A stamp that moves whenever an object of `kind` with `label` = `value` changes (memo keys); 0 while none
+        carries it, and never an earlier one's again."""
         return self._label_versions.get((kind, label, value), 0)
 
     # ----- writes seen --------------------------------------------------------------------------------
@@ -292,7 +300,7 @@ class WatchCache:
         if isinstance(uid, str):
             self._by_uid[uid] = (kind, key)
         for uid in _owner_uids(obj):
-            self._owner_versions[uid] += 1
+            self._owner_versions[uid] = self._next_stamp()
             dependents = self._owned[uid]
             if (kind, key) not in dependents:
                 dependents.add((kind, key))
@@ -302,7 +310,11 @@ class WatchCache:
             for label in self.label_keys:
                 if isinstance(labels.get(label), str):
                     self._labelled[(kind, label, labels[label])].add(key)
-                    self._label_versions[(kind, label, labels[label])] += 1
+                    self._label_versions[(kind, label, labels[label])] = self._next_stamp()
+
+    def _next_stamp(self) -> int:
+        self._stamp += 1
+        return self._stamp
 
     def _unindex(self, kind: ResourceKind, key: Key, obj: Obj, staying: Iterable[str] = ()) -> None:
         """Drop `obj` from the indexes; it stays a dependent of the owners in `staying` (its next version names them)."""
@@ -310,24 +322,26 @@ class WatchCache:
         if isinstance(uid, str) and self._by_uid.get(uid) == (kind, key):
             del self._by_uid[uid]
         for uid in _owner_uids(obj):
-            self._owner_versions[uid] += 1  # staying or not: the dependent changes
+            self._owner_versions[uid] = self._next_stamp()  # staying or not: the dependent changes
             if uid in staying:
                 continue
             self._owned[uid].discard((kind, key))
             self._owned_order.pop(uid, None)
-            if not self._owned[uid]:
+            if not self._owned[uid]:  # its last dependent left: forget the owner (a later stamp is never an earlier one)
                 del self._owned[uid]
-                self._controlled_answers.pop(uid, None)  # (its version stays: a later answer is never taken for it)
+                self._controlled_answers.pop(uid, None)
+                self._owner_versions.pop(uid, None)
         labels = obj["metadata"].get("labels")
         if isinstance(labels, dict):
             for label in self.label_keys:
                 if isinstance(labels.get(label), str):
                     index = (kind, label, labels[label])
                     self._labelled[index].discard(key)
-                    self._label_versions[index] += 1
-                    if not self._labelled[index]:  # nothing carries the value any more: forget it (versions stay)
+                    self._label_versions[index] = self._next_stamp()
+                    if not self._labelled[index]:  # nothing carries the value any more: forget it
                         del self._labelled[index]
                         self._labelled_answers.pop(index, None)
+                        self._label_versions.pop(index, None)
 
     # ----- list and watch --------------------------------------------------------------------------------
 

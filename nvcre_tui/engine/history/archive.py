@@ -36,6 +36,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, 
 
 Obj = dict[str, Any]
 GRACE_SECONDS = 5.0
+KEPT = 100  # `archived` and `errors` keep the latest this many: an engine runs for weeks, a failing disk fails every few seconds
 
 
 def run_key(store_id: str | None, cert: Obj) -> str | None:
@@ -90,12 +91,12 @@ class Archiver:
         # The simulator's store id (sim_state.store_id): its certifications are keyed by run too (run_key), where the
         # history has that key (one that could not be written since it was made before it has not).
         self.store_id = store_id if store_id and has_run_key(self.connection) else None
-        self.archived: list[str] = []   # namespace/name of what this process archived, in order
-        self.errors: list[str] = []     # why an archive failed (it is tried again on the next change)
+        self.archived: list[str] = []   # namespace/name of what this process archived, in order (the latest KEPT)
+        self.errors: list[str] = []     # why an archive failed (it is tried again on the next change; the latest KEPT)
         self.notices: list[str] = [] if notices is None else notices  # one line per distinct cause of failure
         self._told: set[str] = set()    # the causes already in `notices`
         self._pending: dict[str, tuple[Obj, float]] = {}  # uid -> (last seen certification, loop time first seen)
-        self._done: set[str] = set()
+        self._done: set[str] = set()  # uids of cached certifications archived (forgotten once deleted: a uid never comes back)
         self._given_up: set[str] = set()  # uids in _done that could not be archived
         self._waiting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -117,7 +118,7 @@ class Archiver:
             found = self.connection.execute("SELECT 1 FROM certifications WHERE (source = ? AND uid = ?) OR substr(run, 1, ?) = ?",
                                             (self.source, uid, len(prefix or ""), prefix)).fetchone()
         except sqlite3.Error as error:
-            self.errors.append(f"{self.path}: {error}")
+            _keep(self.errors, f"{self.path}: {error}")
             return False
         return found is not None
 
@@ -127,13 +128,14 @@ class Archiver:
         uid = str(meta_of(cert).get("uid") or "")
         if not uid or not cond.is_terminal(cert):
             return False
-        if uid not in self._done:
-            self._pending.setdefault(uid, (cert, _now()))
-            try:
-                self._archive(uid, force=True)
-            except Exception as error:  # noqa: BLE001 - told as for any archive that fails
-                self._give_up(uid, error)
-        return uid in self._done and uid not in self._given_up
+        if uid in self._done:
+            return uid not in self._given_up
+        self._pending.setdefault(uid, (cert, _now()))
+        try:
+            return self._archive(uid, force=True)
+        except Exception as error:  # noqa: BLE001 - told as for any archive that fails
+            self._give_up(uid, error)
+            return False
 
     def close(self) -> None:
         """Stop (what is still pending is archived by the next process that sees it)."""
@@ -153,6 +155,9 @@ class Archiver:
                     self._pending[uid] = (cert, self._pending[uid][1] if uid in self._pending else _now())
                     if new is None:  # deleted: archive now with whatever children are still cached
                         self._archive(uid, force=True)
+                if new is None:  # gone for good (uids are never reused): nothing to remember it by
+                    self._done.discard(uid)
+                    self._given_up.discard(uid)
             if self._pending and kind in (CERTIFICATION, WORKFLOW, JOB):
                 self.flush()
         except Exception as error:  # never let archiving break the cache's other subscribers (the engine)
@@ -173,37 +178,46 @@ class Archiver:
                 self._give_up(uid, error)
         self._arm_timer()
 
-    def _archive(self, uid: str, force: bool) -> None:
+    def _archive(self, uid: str, force: bool) -> bool:
+        """Archive the pending certification `uid` (`force`: whatever its Workflows say); whether the history holds it."""
         cert = self.cache.get_by_uid(uid) or self._pending[uid][0]
         problem = damaged_object(CERTIFICATION.kind, cert)
         if problem:
             raise _Damaged(f"it is damaged: {problem}")
         workflows = self._workflows(cert)
         if not force and not all(cond.is_terminal(wf) for wf in workflows):
-            return
+            return False
         workflows = [wf for wf in workflows if not damaged_object(WORKFLOW.kind, wf)]  # left out, as the report does
         jobs = {wf["metadata"]["name"]: [job for job in self.cache.owned_by(wf["metadata"]["uid"], JOB) if not damaged_object(JOB.kind, job)]
                 for wf in workflows if wf["metadata"].get("uid")}
         record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
         try:
             if write_record(self.connection, self.source, record, run=run_key(self.store_id, cert)):
-                self.archived.append(f"{record.namespace}/{record.name}")
+                _keep(self.archived, f"{record.namespace}/{record.name}")
         except sqlite3.Error as error:
             self._failed(record.name, error)
-            return
+            return False
         self._pending.pop(uid, None)
-        self._done.add(uid)
+        self._remember(uid)
+        return True
+
+    def _remember(self, uid: str) -> None:
+        """Done with `uid`: remembered while its certification is cached (its later changes archive nothing), never after
+        (a deleted one's uid never comes back; kept, one per certification a long-lived engine saw)."""
+        if self.cache.get_by_uid(uid) is not None:
+            self._done.add(uid)
 
     def _give_up(self, uid: str, error: Exception) -> None:
         """Leave a certification that cannot be archived unarchived in this process (the next one tries again), and
         say why once. A damaged one is only kept in `errors`: the commands that read it name its damage, and every
         other command would repeat it."""
         cert = self._pending.pop(uid, (None, 0.0))[0] or {}
-        self._done.add(uid)
-        self._given_up.add(uid)
+        self._remember(uid)
+        if uid in self._done:
+            self._given_up.add(uid)
         name = f"{meta_of(cert).get('namespace')}/{meta_of(cert).get('name')}"
         if isinstance(error, _Damaged):
-            self.errors.append(f"{self.path}: archiving {name}: {error}")
+            _keep(self.errors, f"{self.path}: archiving {name}: {error}")
         else:
             self._failed(name, error)
 
@@ -215,7 +229,7 @@ class Archiver:
         cause = str(error) or type(error).__name__
         if not isinstance(error, sqlite3.Error | OSError) or isinstance(error, sqlite3.IntegrityError):
             cause = f"a bug in nvcre, not a problem of the history file ({type(error).__name__}: {cause})"
-        self.errors.append(f"{self.path}: archiving {name}: {cause}")
+        _keep(self.errors, f"{self.path}: archiving {name}: {cause}")
         if cause not in self._told:
             self._told.add(cause)
             self.notices.append(f"history: could not archive {name}: {self.path}: {cause}")
@@ -251,6 +265,12 @@ class Archiver:
             self._on_change(WORKFLOW, None, None, False)
 
         self._timer = asyncio.get_running_loop().call_later(GRACE_SECONDS, fire)
+
+
+def _keep(kept: list[str], line: str) -> None:
+    """Append `line`, keeping the latest KEPT lines."""
+    kept.append(line)
+    del kept[:-KEPT]
 
 
 class _Damaged(ValueError):

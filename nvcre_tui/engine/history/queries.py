@@ -388,7 +388,14 @@ class HistoryQuery:
 
     def certifications(self, last: int | None = None) -> list[Obj]:
         """Archived certifications, oldest first (the `last` N when given)."""
-        scope, parameters = self._scope()
+        scope, sources = self._scope()
+        parameters: tuple[Any, ...] = sources
+        if last:  # only theirs worked out (each row's counts read its results and report): the wall asks for the newest
+            # at every refresh while its store holds none, and the whole history took seconds at 10,000 certifications
+            inner, inner_parameters = self._scope("l")
+            scope = (f"{scope} AND c.id IN (SELECT l.id FROM certifications l WHERE 1 = 1{inner} "
+                     "ORDER BY l.completion_time DESC, l.id DESC LIMIT ?)")
+            parameters = (*parameters, *inner_parameters, last)
         rows = self._rows(
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
             # the report says whether the simulated fleet played its runs (made-up measurements); unreadable: unknown
@@ -642,11 +649,40 @@ class HistoryQuery:
         return sorted(found, key=lambda n: (-n["failures"], -n["suspect"], n["node"]))
 
     def stale_nodes(self, current: Mapping[str, Baseline] | None = None) -> dict[str, Staleness]:
-        """Every node whose baseline changed since its last pass."""
+        """Every node whose baseline changed since its last pass (`staleness`). Read in two queries whatever the history
+        holds: each node's last pass and its baseline then, and (where no current one is given) its latest baseline
+        archived. The map asks again whenever a certification is archived, and reading every node's whole history
+        (`nodes`) took 36 s of the console's loop at 10,000 certifications of 32 nodes (now about 0.5 s)."""
+        self._refuse_orphans()
+        scope, parameters = self._scope()
+        # Each certification's place in the history's order (completion time, then id), of `sources`.
+        ranked = (f"WITH o AS MATERIALIZED (SELECT c.id, c.name, ROW_NUMBER() OVER (ORDER BY c.completion_time, c.id) AS rank "
+                  f"FROM certifications c WHERE 1 = 1{scope})")
+        # A node passed a certification: some category passed, none failed, suspected or doubted it (`passed`).
+        doubted = ", ".join(f"'{state}'" for state in sorted(NOT_PASSED))
+        passes = self._rows(
+            f"{ranked}, p AS MATERIALIZED (SELECT r.node, r.cert_id FROM node_results r GROUP BY r.node, r.cert_id "
+            f"HAVING MAX(r.state = 'passed') AND NOT MAX(r.state IN ({doubted}))), "
+            "last AS (SELECT p.node, MAX(o.rank) AS rank FROM p JOIN o ON o.id = p.cert_id GROUP BY p.node) "
+            "SELECT last.node, o.id, o.name, b.baseline FROM last JOIN o ON o.rank = last.rank "
+            "LEFT JOIN node_baselines b ON b.cert_id = o.id AND b.node = last.node", parameters)
+        latest: dict[str, Baseline | None] = {}
+        if current is None or not all(current.values()):  # the latest baseline archived stands in for the software now
+            for r in self._rows(f"{ranked}, last AS (SELECT b.node, MAX(o.rank) AS rank FROM node_baselines b JOIN o ON o.id = b.cert_id "
+                                "WHERE b.baseline IS NOT NULL AND b.baseline NOT IN ('{}', 'null') GROUP BY b.node) "
+                                "SELECT last.node, o.id, o.name, b.baseline FROM last JOIN o ON o.rank = last.rank "
+                                "JOIN node_baselines b ON b.cert_id = o.id AND b.node = last.node", parameters):
+                name = _checked(self.path, "node_baselines", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
+                latest[name] = _checked(self.path, "node_baselines", r, {"baseline": "baseline?"}, f"{_certification(r)}, node {_name(name)}")["baseline"]
         found = {}
-        histories = self._histories()  # read once: the map asks for every node of the fleet
-        for name in self.node_names():
-            stale = self.staleness(name, current_of(current, name), histories.get(name, []))
-            if stale.stale:
-                found[name] = stale
+        for r in passes:
+            name = _checked(self.path, "node_results", r, {"node": "text"}, f"{_certification(r)}, node {_name(r['node'])}")["node"]
+            then = _checked(self.path, "node_baselines", r, {"baseline": "baseline?"}, f"{_certification(r)}, node {_name(name)}")["baseline"]
+            now = current_of(current, name)
+            if now is not ABSENT and not now:
+                now = latest.get(name)
+            if now is ABSENT or not then or not now:
+                continue  # absent, or unknown: not stale
+            if diff := changes(then, now):
+                found[name] = Staleness("stale", _checked(self.path, "certifications", r, {"name": "text"}, _certification(r))["name"], diff)
         return found

@@ -63,3 +63,28 @@ async def test_the_newest_and_the_stale_nodes_read_a_few_rows_of_a_long_history(
     assert sum(read) <= 2 * len(live)  # a row per node that ever passed, and its latest baseline: it read all 160 and more
     assert stale == {name: found for name, found in expected.items() if found.stale} and set(stale) == {"gpu-node-03"}
     assert stale["gpu-node-03"].last_pass == f"burn-in-{COPIES - 2}"  # the newest pass
+
+
+async def test_a_node_s_history_parses_no_report_without_a_diagnosis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`history node` and the node screen: the verdicts of a diagnosis are read from the reports that hold one; each of
+    the node's reports was parsed twice (its categories, then its verdicts), most of its time at 2,000 certifications."""
+    session = await SimSession.open(fleet(), None, history=tmp_path / "history.db")
+    try:
+        await certify(session, "burn-in")
+        query = session.history
+    finally:
+        await session.close()
+    assert query is not None
+    _copy(tmp_path / "history.db", COPIES - 1)
+    read: list[str] = []
+    rows = HistoryQuery._rows
+
+    def counted(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        found = rows(self, sql, parameters)
+        read.extend(sql for _ in found)
+        return found
+
+    monkeypatch.setattr(HistoryQuery, "_rows", counted)
+    history = query.node("gpu-node-01")
+    assert len(history) == COPIES and all(category["verdict"] is None for entry in history for category in entry["categories"])
+    assert not [sql for sql in read if "json_each" in sql]  # no report's categories read: none has a diagnosis

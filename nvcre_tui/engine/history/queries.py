@@ -549,6 +549,9 @@ class HistoryQuery:
         was shown says it too. A report not of this shape gives none (what is unreadable is not said)."""
         scope, parameters = self._scope()
         mine = "c.id IN (SELECT cert_id FROM node_results WHERE node = ?)" if node is not None else "1 = 1"
+        # Only reports with a diagnosis's verdicts are parsed (json.dumps writes the key as it is): parsing each report
+        # of the node was most of `history node`, 0.36 of 0.6 s at 2,000 certifications.
+        mine += """ AND instr(c.report, '"verdicts"') > 0"""
         chosen = (node,) if node is not None else ()
         # The report's categories as JSON rows: a report that is no JSON object, or without a categories array, has none.
         categories = ("json_each(CASE WHEN json_valid(c.report) AND json_type(c.report, '$.categories') = 'array' "

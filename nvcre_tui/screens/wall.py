@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -178,6 +178,22 @@ def last_archived(history: HistoryQuery | None) -> Mapping[str, Any] | None:
     return archived[-1] if archived else None
 
 
+class Departed:
+    """How many certifications left the store while the wall watched, counted as they leave (by uid: one deleted and
+    made again under its name is another). The set of every name the wall had seen grew by one per certification for
+    as long as it ran: weeks, in an operations room."""
+
+    def __init__(self) -> None:
+        self._present: frozenset[str] = frozenset()
+        self.count = 0
+
+    def see(self, certifications: Iterable[Mapping[str, Any]]) -> None:
+        """The store's certifications now."""
+        now = frozenset(str(c["metadata"].get("uid") or c["metadata"]["name"]) for c in certifications)
+        self.count += len(self._present - now)
+        self._present = now
+
+
 def none_left(shown: tuple[str, str] | None, gone: int, archived: Mapping[str, Any] | None, now: datetime) -> str:
     """The title with no certification in the store: `shown` (name, result) the last one this wall showed, `gone`
     how many it saw in all that are no longer there; `archived` the history's newest (last_archived)."""
@@ -244,7 +260,7 @@ class WallScreen(NvcreScreen):
         self.index = 0
         self._rotated = False  # action_rotate moved the index since the last show
         self.current: str | None = None
-        self._seen: set[str] = set()  # every certification this wall saw in the store (the room may have watched it)
+        self._departed = Departed()  # how many certifications this wall saw leave the store (the room may have watched them)
         self._shown: tuple[str, str] | None = None  # the last one it showed, with its result then
         self._nodes_seen: list[dict[str, Any]] | None = None  # the Nodes the map was laid out from
         self._said: dict[str, str | Text] = {}  # what the title and tally lines say (_say)
@@ -344,13 +360,15 @@ class WallScreen(NvcreScreen):
             # held by a finalizer, nothing advances it (the dashboard says what holds it): RUNNING for good, or no status
             # at all where it was deleted before the engine gave it one (it said WAITING to start); a finished one keeps its result
             result = deleting
-        self._seen.update(str(c["metadata"]["name"]) for c in snapshot.certifications)
+        self._departed.see(snapshot.certifications)
         if self.current is not None:
             self._shown = (self.current, result)
             title = f"{self.current}  {result}{passed}{position}{finished}"
         else:  # every one deleted (or none ever): said as such, never as a fleet that was never tested
             session = self.nvcre.session
-            title = none_left(self._shown, len(self._seen), last_archived(session.history if session is not None else None), self.nvcre.now())
+            # the history is asked only when this wall showed none (at each refresh while the store holds none)
+            archived = last_archived(session.history if session is not None and self._shown is None else None)
+            title = none_left(self._shown, self._departed.count, archived, self.nvcre.now())
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warnings = [said for said in (self.nvcre.store_warning(), self.nvcre.stall_warning()) if said]

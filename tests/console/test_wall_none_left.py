@@ -4,12 +4,13 @@ what it showed, and writes nothing), else the history's last archived one."""
 
 from __future__ import annotations
 
+from textual.screen import Screen
 from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 
-from .harness import INTRA_NODE, session_with
+from .harness import INTRA_NODE, certification_body, session_with
 
 
 def _title(app: NvcreApp) -> str:
@@ -47,3 +48,29 @@ async def test_a_fresh_fleet_has_no_certification_yet() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert _title(app).startswith("no certification yet"), _title(app)
+
+
+async def test_a_wall_left_running_remembers_no_certification_that_left() -> None:
+    """An operations-room wall runs for weeks: it kept the name of every certification it ever saw (to count those
+    deleted); it now counts them as they go, and holds nothing that grows with them."""
+    session = await session_with()
+    app = NvcreApp(session=session, live=False, wall=True)
+    cycles = 12
+
+    def kept() -> dict[str, int]:  # the sizes of the wall's own collections (Textual's are the screen's business)
+        own = set(vars(app.screen)) - set(vars(Screen()))
+        return {name: len(value) for name, value in vars(app.screen).items() if name in own and isinstance(value, set | dict | list | frozenset)}
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        halfway: dict[str, int] = {}
+        for i in range(cycles):
+            await session.store.create(CERTIFICATION, certification_body(INTRA_NODE.replace("name: burn-in", f"name: burn-in-{i}")))
+            await app.refresh_snapshot()
+            await session.store.delete(CERTIFICATION, f"burn-in-{i}", "default")
+            await app.refresh_snapshot()
+            halfway = kept() if i == cycles // 2 else halfway
+        await pilot.pause()
+        title = _title(app)
+        assert title.startswith(f"no certification left: burn-in-{cycles - 1} (WAITING to start) and {cycles - 1} others were deleted"), title
+        assert kept() == halfway  # nothing grew with the certifications that came and went

@@ -210,11 +210,12 @@ class Engine:
             if obj is None:
                 continue
             for name in group_nodes(obj):
-                jobs = self._jobs_on_node.setdefault(name, set())
                 if keep and not cond.is_terminal(obj):
-                    jobs.add(key_of(obj))
-                else:
+                    self._jobs_on_node.setdefault(name, set()).add(key_of(obj))
+                elif (jobs := self._jobs_on_node.get(name)) is not None:
                     jobs.discard(key_of(obj))
+                    if not jobs:  # a node with nothing running is not remembered (a cluster's nodes come and go by name)
+                        del self._jobs_on_node[name]
 
     def _node_changed(self, node: Obj) -> None:
         for key in sorted(self._jobs_on_node.get(node["metadata"].get("name"), ())):

@@ -34,7 +34,7 @@ from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, RECONCILE_ERROR
 from nvcre_tui.engine.clock import Clock, ManualClock, format_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.controllers.certification import is_held, reconcile_certification
+from nvcre_tui.engine.controllers.certification import forget_renders, is_held, reconcile_certification
 from nvcre_tui.engine.controllers.collect import collect, orphan
 from nvcre_tui.engine.controllers.context import Context, World
 from nvcre_tui.engine.controllers.foreign import refuse_foreign_status
@@ -195,6 +195,8 @@ class Engine:
             # waiting category had queued for first: the one ended, the other went away or finished.
             if kind in (WORKFLOW, CERTIFICATION) and (new is None or cond.is_terminal(new)) and not (old is not None and cond.is_terminal(old)):
                 self._wake_waiting((CERTIFICATION,), held=True)
+            if kind is CERTIFICATION and (new is None or cond.is_terminal(new)):
+                forget_renders(self.ctx, str(obj["metadata"].get("uid") or ""))
             if kind is JOB and new is not None and cond.is_terminal(new):
                 for run in self.cache.owned_by(new["metadata"]["uid"], WORKLOADRUN):
                     if not run_finished(run):  # its Job gave up on it: stop it and free the GPUs

@@ -91,6 +91,15 @@ async def test_a_heartbeat_renders_no_category_again_and_a_label_change_does(mon
     node["metadata"]["labels"]["example.com/rack-row"] = "b"
     await seen(await session.store.update(NODE, node))
     assert await looked_at_again() == [1], "a label changed and the waiting category was not rendered again"
+    for row in "cd":  # the latest render of each category is kept, not one per state of the Nodes
+        node = copy.deepcopy(session.cache.get(NODE, "gpu-node-03") or {})
+        node["metadata"]["labels"]["example.com/rack-row"] = row
+        await seen(await session.store.update(NODE, node))
+        assert await looked_at_again() == [1]
+    assert len(engine.ctx.renders) == 2  # its two categories
+    await session.store.delete(CERTIFICATION, "burn-in", "default")  # a certification gone: its renders go too
+    await engine.settle()
+    assert engine.ctx.renders == {}
     await session.close()
 
 

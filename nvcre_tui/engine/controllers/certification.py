@@ -164,23 +164,35 @@ def _closed(cert: Obj, what: str) -> str:
 
 
 def _rendered(ctx: Context, cert: Obj, model: Certification, index: int, world: World) -> RenderedCategory:
-    """render_category, once per (Certification generation, category, state of the Nodes): RenderError too."""
-    key = (str(cert["metadata"]["uid"]), int(cert["metadata"].get("generation") or 0), index, world.nodes_version)
-    found = ctx.renders.get(key)
-    if found is None:
+    """render_category, once per (Certification generation, category, state of the Nodes): RenderError too. One render
+    is kept per category, the latest (an older generation or state of the Nodes is never asked again), and the engine
+    forgets a certification's once it finished or went (forget_renders): keyed on every state, a long-lived engine
+    kept up to RENDER_MEMO renders of the whole fleet, most of them of certifications long deleted."""
+    key = (str(cert["metadata"]["uid"]), index)
+    stamp = (int(cert["metadata"].get("generation") or 0), world.nodes_version)
+    kept = ctx.renders.get(key)
+    if kept is not None and kept[0] == stamp:
+        found = kept[1]
+    else:
         try:
             found = render_category(model, index, world.nodes, ctx.catalog)
         except RenderError as error:
             found = error
-        if len(ctx.renders) >= RENDER_MEMO:
-            ctx.renders.clear()  # stale keys (older Node versions) are never asked again: start over
-        ctx.renders[key] = found
+        if kept is None and len(ctx.renders) >= RENDER_MEMO:
+            ctx.renders.clear()  # a safety net: forget_renders keeps it to the certifications still running
+        ctx.renders[key] = (stamp, found)
     if isinstance(found, RenderError):
         raise found
     return found
 
 
 RENDER_MEMO = 512
+
+
+def forget_renders(ctx: Context, uid: str) -> None:
+    """Forget the renders of a certification that finished or was deleted (it renders nothing again)."""
+    for key in [key for key in ctx.renders if key[0] == uid]:
+        del ctx.renders[key]
 LEFTOVER_SECONDS = 2.0  # how soon a category waiting for an earlier namesake's Workflow to go looks again
 
 

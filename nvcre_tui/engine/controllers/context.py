@@ -89,9 +89,9 @@ class Context:
     catalog: Catalog
     runner: Runner
     writes: int = 0
-    # Rendered categories by (Certification uid, generation, index, Nodes version): a category waiting for
-    # nodes or for an earlier category is looked at on every change of its Certification's children.
-    renders: dict[tuple[str, int, int, int], Any] = field(default_factory=dict)
+    # Rendered categories by (Certification uid, index), with the (generation, Nodes version) they were rendered at: a
+    # category waiting for nodes or for an earlier category is looked at on every change of its Certification's children.
+    renders: dict[tuple[str, int], tuple[tuple[int, int], Any]] = field(default_factory=dict)  # certification.py: _rendered
     # What the engine last saw of each running training's progress, by run uid (judging/stall.py): in its own time.
     progress: dict[str, Progress] = field(default_factory=dict)
     # The engine's share of the event loop: work that grows with a group's nodes breathes through it (the live loop's).

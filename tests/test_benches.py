@@ -30,6 +30,8 @@ SMALLEST = {  # bench -> (arguments for its smallest run, a line it must print)
     "tui_map.py": (["--rounds", "1"], r"key to screen, \d+ changes/s\s+.*x idle key to screen"),
     "tui_wall.py": (["--nodes", "64", "--rounds", "1"], r"\n\s+64\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx"),
     "console_fixtures.py": (["--rounds", "1"], r"reopen saved state .* ratio\s+\d+(\.\d+)?x"),
+    "soak.py": (["--nodes", "2", "--warmup", "1", "--cycles", "2", "--history-copies", "3"],
+                r"asyncio tasks \d+ at the baseline, \d+ after 1, \d+ after 2 \(\d+\.\d+x\)"),
     "console_engine.py": (["--nodes", "32", "--speed", "2000"], r"max loop block \d+\.\d ms \(\d+\.\dx idle\), p99 \d+\.\d ms \(\d+\.\dx idle\)"),
 }
 

@@ -155,6 +155,9 @@ SIMULATED: Final = "Simulated"  # the simulated fleet played the run: no GPU ran
 # Why a simulated run has no log where a pod's would be (the HTML report's size curves, `certification logs`, the log pane)
 SIMULATED_OUTPUT: Final = "a simulated run, whose output only --sim-runner makes"
 HOW_RUN: Mapping[str, str] = MappingProxyType({BATCH_FALLBACK: "TrainerNotServed", SIMULATED: "SimulatedRunner"})
+# A WorkloadRun made as a Kubeflow Trainer TrainJob has BatchFallback False with this reason: the Kubernetes runner records
+# either shape on the run before it makes the workload, and follows the run as that shape whatever is served later.
+TRAINER_SERVED: Final = "TrainerServed"
 # On an ended WorkloadRun of the Kubernetes runner: what the run held on the cluster was given back (a failed run's
 # workload, whose pods hold GPUs; any run's ComputeDomain, whose IMEX daemons hold its nodes, and RoCE claim template).
 # Written after the deletions, so an engine that died between the run's end and them finds the run without it and

@@ -35,7 +35,7 @@ from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT
                                              TRAINJOB_NOT_RECONCILED,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
                                              RUN_QUEUED, SIMULATED,
-                                             SUCCEEDED, TRAINER_API_VERSION, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
+                                             SUCCEEDED, TRAINER_API_VERSION, TRAINER_SERVED, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, find, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -65,9 +65,10 @@ VERSION_SECONDS = 300.0  # how long the server's version, as read, is rendered f
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
 
-# What the run's BatchFallback condition (controllers/conditions.HOW_RUN) says.
+# What the run's BatchFallback condition (controllers/conditions.HOW_RUN) says: True, the fallback; False, a TrainJob.
 FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
                     "ran as a batch/v1 Indexed Job with a headless Service")
+TRAINJOB_MESSAGE = "Kubeflow Trainer is served: ran as a trainer.kubeflow.org/v1alpha1 TrainJob with its own TrainingRuntime"
 
 # What the fallback needs of the server, by framework (None: every run): the result pod is found by the pod label
 # batch.kubernetes.io/job-completion-index (set from 1.28); an MPI launcher's success ends its workers through Job
@@ -140,6 +141,29 @@ class KubernetesRunner:
             served = await self.kube.served_resources(TRAINER_API_VERSION)
             self._trainer = trainer_served(r.get("name", "") for r in served or [])
         return self._trainer
+
+    async def _shape(self, run: Obj) -> bool:
+        """Whether `run` is (to be) a TrainJob: the shape it records (made_as_trainjob), else what is served now."""
+        recorded = made_as_trainjob(run)
+        return await self.trainer() if recorded is None else recorded
+
+    @staticmethod
+    def _workload_kinds(run: Obj) -> list[ResourceKind]:
+        """The kinds `run`'s workload may be: the one its recorded shape says, else either (a start refused before the
+        shape was recorded, by an nvcre that did not record it)."""
+        recorded = made_as_trainjob(run)
+        return [TRAINJOB, BATCH_JOB] if recorded is None else [workload_kind(recorded)]
+
+    async def _record_shape(self, run: Obj, trainer: bool) -> Obj | None:
+        """`run` with the shape it is about to be made in recorded (its BatchFallback condition, True or False), written
+        before its first object is made: an engine started later, whatever it finds served, follows and deletes what was
+        made. None when the run changed meanwhile (the write refused)."""
+        if find(conditions_of(run), BATCH_FALLBACK) is not None:
+            return run  # recorded by an earlier try (trainer is then what it says: _shape)
+        conditions = with_condition(conditions_of(run), BATCH_FALLBACK, not trainer,
+                                    TRAINER_SERVED if trainer else HOW_RUN[BATCH_FALLBACK],
+                                    TRAINJOB_MESSAGE if trainer else FALLBACK_MESSAGE, format_time(self.clock.now()))
+        return await self._patch(run, {"conditions": conditions})
 
     async def compute_domain_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this cluster cannot give `spec` its multi-node NVLink channel (no ComputeDomain served), or None."""
@@ -223,7 +247,7 @@ class KubernetesRunner:
             await self._patch(run, self._failed(WORKLOAD_NOT_CREATED, SIMULATED_RUN))
             return None
         owner = await owner_of(self.store, run)
-        trainer = await self.trainer()
+        trainer = await self._shape(run)
         if state.get("phase") not in ("Scheduling", "Running"):
             started = await self._start(run, spec, owner, members, trainer)
             if started is None or isinstance(started, float):
@@ -393,6 +417,9 @@ class KubernetesRunner:
             if refusal:
                 raise WorkloadError(refusal)
             keys = await ssh_key_pair() if not trainer and spec.framework.kind == "mpi" else None
+            if (recorded := await self._record_shape(run, trainer)) is None:
+                return None  # changed meanwhile: the next look decides again
+            run = recorded
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
             if (dispatched := dispatch_refusal(created[-1])) is not None:  # as the webhooks left it: MultiKueue's
                 raise WorkloadError(dispatched)
@@ -417,8 +444,6 @@ class KubernetesRunner:
         patch: Obj = {"phase": "Scheduling", "pendingSince": now, "nodes": members,
                       "message": f"{shape} {created[-1]['metadata']['name']} created; waiting for its pods"}
         conditions: list[Obj] = [dict(c) for c in conditions_of(run)]
-        if not trainer:  # the Job and the report header say so (controllers/job.py carries the condition)
-            conditions = with_condition(conditions, BATCH_FALLBACK, True, HOW_RUN[BATCH_FALLBACK], FALLBACK_MESSAGE, now)
         if (fabric := fabric_outcome(spec, where)) is not None and fabric.note is not None:
             await self._fabric_event(run, fabric.note)
             # a note on its result, whatever it is (the Job carries it to the report and the console)
@@ -471,7 +496,7 @@ class KubernetesRunner:
             current = await self._patch(current, patch) or current  # changed meanwhile: released all the same
         self.pods.forget(current)
         if run_status(current).get("phase") != SUCCEEDED:
-            await self._delete_workload(current, owner, await self.trainer())
+            await delete_workload(self.store, current, owner, self._workload_kinds(current))
         await self._release_claims(current, owner)
         if run_status(current).get("phase") in FINISHED and _holds(current):
             await self._mark_released(current)
@@ -503,8 +528,7 @@ class KubernetesRunner:
             return
         if run_status(run).get("phase") != SUCCEEDED:
             await self.logs(run)
-        # Either kind: the Trainer may have been installed (or removed) since the run was made, under this engine or before it
-        await self._release_ended(run, await owner_of(self.store, run), [TRAINJOB, BATCH_JOB])
+        await self._release_ended(run, await owner_of(self.store, run), self._workload_kinds(run))
 
     async def _release_ended(self, run: Obj, owner: Obj, workload_kinds: list[ResourceKind]) -> None:
         """Give back what ended `run` (of nvcre Job `owner`) holds, then say so (its Released condition): a run that did
@@ -606,7 +630,7 @@ class KubernetesRunner:
         pod = self._result_pods.get(uid)
         named = run_status(run).get("logRef")
         if pod is None or not pod_node(pod) or (named and pod["metadata"]["name"] != named):
-            launcher = bool((run_spec(run).get("framework") or {}).get("mpi")) and await self.trainer()
+            launcher = bool((run_spec(run).get("framework") or {}).get("mpi")) and await self._shape(run)
             await self.pods.start()
             owner = await owner_of(self.store, run)
             pods = self.pods.pods(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
@@ -643,9 +667,6 @@ class KubernetesRunner:
         except NotFound:
             return None
 
-    async def _delete_workload(self, run: Obj, owner: Obj, trainer: bool) -> None:
-        await delete_workload(self.store, run, owner, [workload_kind(trainer)])
-
     def _failed(self, reason: str, message: str) -> Obj:
         """A run failed before any pod of it was made: no container exited, so it has no exit code."""
         return {"phase": FAILED, "reason": reason, "message": message, "completionTime": format_time(self.clock.now())}
@@ -664,6 +685,18 @@ class KubernetesRunner:
             return await self.store.patch_status(WORKLOADRUN, meta["name"], meta.get("namespace"), patch, meta.get("resourceVersion"))
         except (Conflict, NotFound):
             return None  # changed meanwhile: the next look decides again
+
+
+def made_as_trainjob(run: Obj) -> bool | None:
+    """The shape `run` was made in, as its status records it: True a TrainJob, False the batch fallback, None not
+    recorded (nothing made yet). Its BatchFallback condition says it (True: the fallback; False: a TrainJob), written
+    before the workload is made; a run started without one is a TrainJob (an nvcre that wrote only the fallback's).
+    Never from what the server serves now: the Trainer installed or removed since (an engine restarted, discovering
+    afresh) would have the run read, judged, stopped and deleted as an object it does not have."""
+    condition = find(conditions_of(run), BATCH_FALLBACK)
+    if condition is not None:
+        return condition.get("status") != "True"
+    return True if run_status(run).get("phase") in ("Scheduling", "Running") else None
 
 
 def _holds(run: Obj) -> bool:

@@ -67,3 +67,10 @@ def test_a_job_another_controller_manages_is_not_judged_controller_less(tmp_path
     status, jobs, _ = asyncio.run(_managed_by(tmp_path, "example.com/batch-controller", wait=120))
     assert status["phase"] == "Scheduling" and status.get("reason") != "JobNotSynced", status  # the pods' grace bounds it
     assert jobs, "its Job was deleted"
+
+
+def test_a_job_another_controller_manages_is_said_to_wait_for_that_controller(tmp_path: Path) -> None:
+    """Not for the Job controller (kube-controller-manager), which leaves a Job its spec.managedBy hands elsewhere."""
+    status, _, _ = asyncio.run(_managed_by(tmp_path, "example.com/batch-controller", wait=120))
+    assert status["message"] == ("no pods yet (0/2): waiting for example.com/batch-controller (the spec.managedBy of "
+                                 "Job cert-job-workload) to create them"), status["message"]

@@ -47,7 +47,7 @@ from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE
 from nvcre_tui.engine.runners.kubernetes.jobset import jobset_of, jobset_reconciled
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.managed import dispatch_refusal, foreign_manager
-from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, not_ready_nodes, pod_hosts, pod_node
+from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, no_pods_yet, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
@@ -258,7 +258,8 @@ class KubernetesRunner:
         launcher = trainer and spec.framework.kind == "mpi"
         # and those Kubernetes took from it (a NoExecute taint, a drain), gone now: why they went is known from them alone
         taken = self.pods.taken(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
-        verdict = judge([*pods, *taken], members, spec.num_nodes + (1 if launcher else 0), launcher=launcher,
+        expected = spec.num_nodes + (1 if launcher else 0)
+        verdict = judge([*pods, *taken], members, expected, launcher=launcher,
                         was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
                         nodes=dict(zip(members, nodes, strict=True)))
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
@@ -266,12 +267,12 @@ class KubernetesRunner:
             self._remember(run, result)
         look = self.poll
         if verdict.phase == "Scheduling" and not pods:
-            verdict = await self._held(run, owner, trainer) or verdict
+            verdict = await self._held(run, owner, trainer, expected) or verdict
             if verdict.reason in NOT_RECONCILED:  # looked at again as the Job controller's (Trainer's, JobSet's) minute ends
                 left = NO_JOB_CONTROLLER_SECONDS - self._controller_waited(state, verdict.reason, verdict.since)
                 look = min(look, max(1.0, left))
         live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
-        if verdict.phase == "Scheduling" and len(live) < spec.num_nodes + (1 if launcher else 0):
+        if verdict.phase == "Scheduling" and len(live) < expected:
             verdict = await self._namespace_closing(run) or verdict  # its pods can never all be made there
         if verdict.phase in FINISHED:
             await self._finish(run, verdict, pods, nodes, members, owner, trainer, result)
@@ -319,12 +320,12 @@ class KubernetesRunner:
             pass
         return False
 
-    async def _held(self, run: Obj, owner: Obj, trainer: bool) -> Verdict | None:
+    async def _held(self, run: Obj, owner: Obj, trainer: bool, expected: int) -> Verdict | None:
         """Why a workload made no pods, from the workload itself: suspended (a queue such as Kueue admits it: no
         stall, timeoutPerJob bounds it), or failed before making any (the Trainer refused its runtime), or not yet
         (or never) taken up by its controller (a batch Job no Job controller synced, a TrainJob no Trainer
         reconciled, its JobSet no JobSet controller reconciled: failed NO_JOB_CONTROLLER_SECONDS after it was made or
-        admitted); else None."""
+        admitted), or handed to another controller (spec.managedBy: waiting for that one, of its `expected` pods); else None."""
         kind = workload_kind(trainer)
         try:
             workload = await self.store.get(kind, workload_name(owner["metadata"]["name"]), run["metadata"].get("namespace") or "default")
@@ -340,8 +341,10 @@ class KubernetesRunner:
             return Verdict(FAILED, WORKLOAD_NOT_CREATED, dispatched)
         if (workload.get("spec") or {}).get("suspend") is True:
             return Verdict("Scheduling", RUN_QUEUED, f"{what} is suspended (spec.suspend): waiting for a queue such as Kueue to admit it")
-        if foreign_manager(workload) is not None:
-            return None  # another controller runs it (spec.managedBy): its own's silence says nothing; the pods' grace bounds it
+        if (manager := foreign_manager(workload)) is not None:
+            # another controller runs it: its own's silence says nothing, and it is not what the run waits for; the
+            # pods' grace bounds the wait
+            return no_pods_yet(expected, f"{manager} (the spec.managedBy of {what})")
         state = run_status(run)
         waited = self._controller_waited(state, JOB_NOT_SYNCED if not trainer else TRAINJOB_NOT_RECONCILED)
         if not trainer and not (workload.get("status") or {}).get("startTime"):

@@ -185,6 +185,11 @@ def _started_at(pod: Obj) -> str | None:
 POD_MAKERS = {True: "Kubeflow Trainer's controller and JobSet's", False: "the Job controller (kube-controller-manager)"}
 
 
+def no_pods_yet(expected: int, makers: str) -> Verdict:
+    """A run none of whose `expected` pods exists, waiting for `makers` (who makes them) to create them."""
+    return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
+
+
 def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
           not_ready: Mapping[str, str], trainer: bool | None = None,
           nodes: Mapping[str, Obj | None] | None = None) -> Verdict:
@@ -240,8 +245,8 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
     if result is not None and len(live) >= expected and len(running) == len(live):
         return Verdict("Running", start_time=_started_at(result), message=f"running on {len(placed)} node(s)")
     if not live:  # the Trainer (JobSet) or the Job controller makes the pods
-        makers = POD_MAKERS.get(trainer) if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
-        return Verdict("Scheduling", message=f"no pods yet (0/{expected}): waiting for {makers} to create them")
+        makers = POD_MAKERS[trainer] if trainer is not None else "the workload's controller (Kubeflow Trainer and JobSet, or the Job controller)"
+        return no_pods_yet(expected, makers)
     return _not_started(live, running, expected, starting=set(members) <= placed, launcher=launcher and result is None)
 
 

@@ -10,7 +10,7 @@ from nvcre_tui.engine.api.bodies import certification_status, run_status
 from nvcre_tui.engine.api.provenance import foreign_status
 from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, RESULT_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.runners.base import Runner
+from nvcre_tui.engine.runners.base import EndedRelease, Runner
 from nvcre_tui.engine.store.errors import describe
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKLOADRUN, ResourceKind
 
@@ -79,6 +79,11 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> b
         await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
         if kind is WORKLOADRUN:  # its workload goes on otherwise: a finished-looking run is never stopped, its GPUs held
             await ctx.runner.stop(obj)
+    elif kind is WORKLOADRUN and isinstance(ctx.runner, EndedRelease):
+        # Refused already, and reconciled no further: the stop above is its only release. An engine that died in it (or
+        # met an API error in its deletions, and is retried here) left its workload's pods holding their GPUs; released
+        # now as any ended run is (a no-op once its Released condition says it was).
+        await ctx.runner.release_ended(obj)
     return True
 
 

@@ -282,6 +282,14 @@ async def test_kubeconfig_variable_naming_only_missing_files(tmp_path: Path) -> 
     assert cluster_configured(environ=environ)  # set on purpose: the user meant a cluster
 
 
+async def test_kubeconfig_variable_naming_only_missing_files_in_a_pod_is_its_service_account(tmp_path: Path, pki: Path) -> None:
+    """kubectl falls back to the pod's service account when no file of $KUBECONFIG exists (a Deployment's env naming a
+    kubeconfig it does not mount); nvcre refused: none of these files exists."""
+    environ = {**IN_CLUSTER, "KUBECONFIG": f"{tmp_path / 'a'}"}
+    target = await load_target(environ=environ, service_account_dir=service_account(tmp_path / "sa", pki))
+    assert target.source == "in-cluster service account"
+
+
 async def test_kubeconfig_variable_naming_a_folder_among_files_is_one_line(tmp_path: Path) -> None:
     """kubectl refuses it; nvcre skipped it, and the contexts its files were meant to hold were 'not found'."""
     file = kubeconfig(tmp_path / "a", {"lab": ("lab", None)}, current="lab")

@@ -95,6 +95,8 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
             raise InputError(f"$KUBECONFIG {listed}: {', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
                              "not a file")
         existing = [p for p in paths if _readable(p)]
+        if not existing and _in_cluster(environ):
+            return None  # in a pod, kubectl takes the pod's service account for a config without any file
         if not existing:
             raise InputError(f"$KUBECONFIG {listed}: none of these files exists")
         return existing, os.pathsep.join(str(p) for p in existing)
@@ -468,7 +470,7 @@ def cluster_configured(kubeconfig: str | None = None, *, environ: Mapping[str, s
     if kubeconfig:
         return True  # asked for explicitly: load_target reports what is wrong with it
     if environ.get("KUBECONFIG"):
-        return True  # set on purpose: even if its files are missing, load_target says so (as kubectl fails)
+        return True  # set on purpose: even if its files are missing, load_target says so (outside a pod, as kubectl fails)
     default = _default_kubeconfig(environ)
     if default is not None and default.is_file():
         return True

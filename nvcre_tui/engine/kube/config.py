@@ -71,7 +71,8 @@ def shown_server(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
-def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tuple[list[Path], str] | None:
+def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str],
+                      service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> tuple[list[Path], str] | None:
     """The files to merge and how to name them in messages; None when no kubeconfig applies."""
     if kubeconfig:
         try:
@@ -95,7 +96,7 @@ def _kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str]) -> tup
             raise InputError(f"$KUBECONFIG {listed}: {', '.join(folders)} {'is a directory' if len(folders) == 1 else 'are directories'}, "
                              "not a file")
         existing = [p for p in paths if _readable(p)]
-        if not existing and _in_cluster(environ):
+        if not existing and _in_cluster(environ) and (service_account_dir / "token").is_file():
             return None  # in a pod, kubectl takes the pod's service account for a config without any file
         if not existing:
             raise InputError(f"$KUBECONFIG {listed}: none of these files exists")
@@ -452,7 +453,7 @@ async def load_target(kubeconfig: str | None = None, context: str | None = None,
                       service_account_dir: Path = SERVICE_ACCOUNT_DIR) -> KubeTarget:
     """Resolve the cluster to use; InputError (one line naming the file and context) on any problem."""
     environ = os.environ if environ is None else environ
-    found = _kubeconfig_paths(kubeconfig, environ)
+    found = _kubeconfig_paths(kubeconfig, environ, service_account_dir)
     if found is not None:
         return await _from_kubeconfig(*found, context, namespace)
     if _in_cluster(environ):

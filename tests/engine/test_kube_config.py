@@ -288,6 +288,8 @@ async def test_kubeconfig_variable_naming_only_missing_files_in_a_pod_is_its_ser
     environ = {**IN_CLUSTER, "KUBECONFIG": f"{tmp_path / 'a'}"}
     target = await load_target(environ=environ, service_account_dir=service_account(tmp_path / "sa", pki))
     assert target.source == "in-cluster service account"
+    with pytest.raises(InputError, match=r"^\$KUBECONFIG .*/a: none of these files exists$"):  # no token mounted: no fallback
+        await load_target(environ=environ, service_account_dir=tmp_path / "unmounted")
 
 
 async def test_kubeconfig_variable_naming_a_folder_among_files_is_one_line(tmp_path: Path) -> None:

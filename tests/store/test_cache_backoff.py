@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.cache import RETRY_SECONDS, WatchCache
 from nvcre_tui.engine.store.errors import ServerError, TooManyRequests
@@ -44,3 +46,24 @@ def test_the_wait_is_jittered_bounded_and_never_shorter_than_retry_after() -> No
     assert backoff(0, TooManyRequests("throttled", retry_after=7.0)) == 7.0  # the fixed 0.2 s step came back at once
     assert backoff(0, ServerError("etcd leader changed", retry_after=3600.0)) == RETRY_AFTER_CAP
     assert backoff(4, ServerError("down")) <= RETRY_SECONDS[-1]
+
+
+async def test_a_first_list_the_server_fails_slowly_gives_up_in_its_time_not_twelve_times_the_stores_retries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first list's retries were counted in tries (the ramp, then six of 5 s: "about 40 s"), each one the store's six
+    tries: a server failing each list slowly (503 after a stall) kept a one-shot `certification list` 4 minutes, 72
+    requests. Now the retries end at FIRST_LIST_SECONDS, the store's own included (shortened here)."""
+    from nvcre_tui.engine.store import cache as cache_module
+    from nvcre_tui.engine.store.errors import RetryableError
+
+    monkeypatch.setattr(cache_module, "FIRST_LIST_SECONDS", 0.5, raising=False)  # (absent before: the test shows the loop)
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
+        cache = WatchCache(store, [NODE])
+        server.faults.add(Fault(method="GET", path=r"/nodes$", status=503, delay=0.05))
+        try:
+            with pytest.raises(RetryableError):
+                await asyncio.wait_for(cache.start(), 5.0)
+            assert len([r for r in server.requests if r.resource == "nodes"]) <= 12  # the store's six tries, twice at most
+        finally:
+            await store.close()

@@ -36,7 +36,10 @@ Change = tuple[ResourceKind, Obj | None, Obj | None, bool]
 Subscriber = Callable[[ResourceKind, Obj | None, Obj | None, bool], None]
 RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 RETRY_AFTER_CAP = 60.0  # the most seconds of a server's Retry-After the cache waits before trying again
-FIRST_LIST_EXTRA_TRIES = 6  # after the ramp: about 40 s in all before a start gives up
+# How long a start retries its first lists through transient errors before it gives up, the store's own retries of each
+# included: counted in tries (the ramp, then six of 5 s), a server failing each list slowly (a stall, then a cut) after
+# the store's six tries of it was asked 72 times over four minutes by a one-shot `certification list`.
+FIRST_LIST_SECONDS = 40.0
 CHANGES_KEPT = 4096  # changes of a kind `changed_since` remembers beyond twice the kind's objects
 
 
@@ -66,8 +69,9 @@ class WatchCache:
 
     def __init__(self, store: ResourceStore, kinds: Iterable[ResourceKind], *, label_keys: Iterable[str] = (),
                  selectors: Mapping[ResourceKind, str] | None = None, namespace: str | None = None,
-                 optional: Iterable[ResourceKind] = ()) -> None:
+                 optional: Iterable[ResourceKind] = (), first_list_seconds: float | None = None) -> None:
         self.store = store
+        self.first_list_seconds = FIRST_LIST_SECONDS if first_list_seconds is None else first_list_seconds
         self.kinds = tuple(kinds)
         # Kinds a reader can do without: a first list the server refuses (403) leaves them empty and unwatched, and
         # `withheld` says why (a viewer whose RBAC reads no Nodes still lists its certifications).
@@ -155,7 +159,8 @@ class WatchCache:
             return
         self._started = True
         try:
-            versions = {kind: await self._first_list(kind) for kind in self.kinds}
+            deadline = time.monotonic() + self.first_list_seconds  # for every kind's first list together
+            versions = {kind: await self._first_list(kind, deadline) for kind in self.kinds}
         except BaseException:
             # Not started: the next start lists again (and fails again, or fills it). Left started, it returned at once,
             # empty: a viewer whose pod list RBAC refused read "the run's pods are gone" on its second look.
@@ -366,9 +371,10 @@ class WatchCache:
     def _namespace_of(self, kind: ResourceKind) -> str | None:
         return self.namespace if kind.namespaced else None
 
-    async def _first_list(self, kind: ResourceKind) -> str:
-        """The first list, retried through transient errors (429, 5xx, timeouts) for a bounded time."""
-        for delay in (*RETRY_SECONDS, *RETRY_SECONDS[-1:] * FIRST_LIST_EXTRA_TRIES):
+    async def _first_list(self, kind: ResourceKind, deadline: float) -> str:
+        """The first list, retried through transient errors (429, 5xx, timeouts) until `deadline` (time.monotonic())."""
+        failures = 0
+        while True:
             try:
                 return await self._relist(kind)
             except Forbidden as error:
@@ -379,8 +385,11 @@ class WatchCache:
             except StoreError as error:
                 if not getattr(error, "retryable", False):
                     raise
+                delay = backoff(failures, error)
+                if time.monotonic() + delay >= deadline:
+                    raise
+                failures += 1
                 await asyncio.sleep(delay)
-        return await self._relist(kind)
 
     async def _follow(self, kind: ResourceKind, resource_version: str) -> None:
         failures = 0

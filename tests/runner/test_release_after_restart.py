@@ -166,3 +166,67 @@ def test_a_restarted_engine_deletes_a_failed_runs_batch_job_after_kubeflow_train
     after_death, after_restart = asyncio.run(_died_deleting_its_job(tmp_path))
     assert after_death == ["cert-job-workload"], after_death
     assert after_restart == [], f"a failed run's batch Job stays after a restart: {after_restart}"
+
+
+async def _died_after_a_refused_start(folder: Path) -> tuple[list[str], Obj, list[str], Obj, list[str]]:
+    """A TrainJob run whose TrainJob a webhook denies after its TrainingRuntime (and whatever else comes first) was
+    made; the run is written failed and its engine dies as it starts releasing. A new engine starts. What of the run's
+    (named cert-job-*) was left after the death, the run then, what is left once the new engine settled, the run then,
+    and the engine's requests `setup init` does not grant."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+        first = await store_on(as_engine, clock, "nvcre-engine")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            for plural in ("trainjobs", "trainingruntimes"):
+                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
+            await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
+            await served(admin, {TRAINJOB.api_version: ["trainjobs", "trainingruntimes"], "jobset.x-k8s.io/v1alpha2": ["jobsets"]})
+            _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
+            server.faults.add(Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden",
+                                    message='admission webhook "validate.example.com" denied the request: TrainJobs need the label team'))
+
+            def left() -> list[str]:
+                return sorted(f"{plural}/{o['metadata']['name']}" for group, plural in
+                              ((TRAINJOB.group, "trainingruntimes"), (TRAINJOB.group, "trainjobs"), ("", "services"), ("batch", "jobs"))
+                              for o in server.objects(group, plural) if o["metadata"]["name"].startswith("cert-job"))
+
+            runner = KubernetesRunner(first, clock, first)
+            try:
+                # The release's first read is slow to answer; the engine dies waiting for it.
+                server.faults.add(Fault(method="GET", path=r"/trainjobs/", delay=0.2, times=1))
+                look = asyncio.create_task(runner.reconcile_run(created))
+                while not server.requests_where(verb="get", resource="trainjobs"):
+                    await asyncio.sleep(0.002)
+                look.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await look
+            finally:
+                await runner.close()
+            await first.close()
+            after_death, ended = left(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
+            server.clear_requests()
+
+            async def released() -> bool:
+                return not left()
+
+            await _engine_started(as_engine, clock, released, trainer=None)
+            return after_death, ended, left(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), denied(server.requests)
+        finally:
+            await admin.close()
+
+
+def test_a_restarted_engine_deletes_what_a_refused_start_made_before_its_engine_died(tmp_path: Path) -> None:
+    """The run's TrainingRuntime (its pod templates pin the group's nodes) and Service, made before the TrainJob a
+    webhook denied, go with the run when the engine that failed it died before deleting them: they stayed until the
+    certification was deleted (the resumed release deleted the workload and DRA objects only)."""
+    after_death, ended, after_restart, run, refused = asyncio.run(_died_after_a_refused_start(tmp_path))
+    assert (ended["status"]["phase"], ended["status"]["reason"]) == ("Failed", "WorkloadNotCreated"), ended["status"]
+    assert find(ended["status"].get("conditions"), RELEASED) is None
+    assert any(name.startswith("trainingruntimes/") for name in after_death), after_death  # the death left it
+    assert after_restart == [], f"left after a restart: {after_restart}"
+    released = find(run["status"].get("conditions"), RELEASED)
+    assert released is not None and released["status"] == "True", run["status"]
+    assert refused == []

@@ -43,7 +43,7 @@ from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS, stopped_status
 from nvcre_tui.engine.runners.kubernetes.create import (CLAIM_TEMPLATES, COMPUTE_DOMAIN, TRAINJOB, ForeignObject, create_all, delete_owned,
-                                                       delete_workload, group_nodes, kind_for, owner_of, placement, workload_kind)
+                                                       group_nodes, kind_for, owner_of, placement, workload_kind)
 from nvcre_tui.engine.runners.kubernetes.jobset import jobset_of, jobset_reconciled
 from nvcre_tui.engine.runners.kubernetes.keys import ssh_key_pair
 from nvcre_tui.engine.runners.kubernetes.managed import dispatch_refusal, foreign_manager
@@ -275,7 +275,7 @@ class KubernetesRunner:
         if verdict.phase == "Scheduling" and len(live) < expected:
             verdict = await self._namespace_closing(run) or verdict  # its pods can never all be made there
         if verdict.phase in FINISHED:
-            await self._finish(run, verdict, pods, nodes, members, owner, trainer, result)
+            await self._finish(run, verdict, pods, nodes, members, owner, result)
             self.pods.forget(run)
             return None
         patch = _progress(state, verdict, format_time(self.clock.now()))
@@ -437,9 +437,8 @@ class KubernetesRunner:
             reason = NAMESPACE_TERMINATING if isinstance(error, NamespaceTerminating) else WORKLOAD_NOT_CREATED
             if (failed := await self._patch(run, self._failed(reason, str(error)))) is not None:
                 # What was made before the refused object (its TrainingRuntime, Service, ComputeDomain) goes with the run,
-                # not with the certification; its ConfigMaps and ssh-key Secret stay for a garbage collector (release)
-                await self.release(owner)
-                await self._mark_released(failed)
+                # not with the certification; its ConfigMaps and ssh-key Secret stay for a garbage collector (_run_objects)
+                await self._release_ended(failed, owner)
             return None
         self._refused_since.pop(str(run["metadata"].get("uid") or ""), None)
         shape = "TrainJob" if trainer else "batch Job (Kubeflow Trainer not installed)"
@@ -456,7 +455,7 @@ class KubernetesRunner:
         return await self._patch(run, patch)
 
     async def _finish(self, run: Obj, verdict: Verdict, pods: list[Obj], nodes: list[Obj | None], members: list[str],
-                      owner: Obj, trainer: bool, result: Obj | None) -> None:
+                      owner: Obj, result: Obj | None) -> None:
         now = format_time(self.clock.now())
         patch: Obj = {"phase": verdict.phase, "reason": verdict.reason, "message": verdict.message,
                       "completionTime": verdict.completion_time or now}
@@ -480,7 +479,7 @@ class KubernetesRunner:
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)
         if (ended := await self._patch(run, patch)) is not None:
-            await self._release_ended(ended, owner, [workload_kind(trainer)])  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
+            await self._release_ended(ended, owner)  # passed or failed: its nodes' IMEX daemons go with its ComputeDomain
 
     async def stop(self, run: Obj) -> None:
         """Abandon the run (timeout, hardware failure, scheduling block): Failed/Stopped, pods deleted."""
@@ -498,9 +497,7 @@ class KubernetesRunner:
                 patch["logRef"] = pod["metadata"]["name"]
             current = await self._patch(current, patch) or current  # changed meanwhile: released all the same
         self.pods.forget(current)
-        if run_status(current).get("phase") != SUCCEEDED:
-            await delete_workload(self.store, current, owner, self._workload_kinds(current))
-        await self._release_claims(current, owner)
+        await self._give_back(current, owner)
         if run_status(current).get("phase") in FINISHED and _holds(current):
             await self._mark_released(current)
 
@@ -508,18 +505,47 @@ class KubernetesRunner:
         return None
 
     async def release(self, owner: Obj) -> None:
-        """Delete the workload objects made for nvcre Job `owner` (or a standalone WorkloadRun), for an API server
-        with no garbage collector, and those a run refused part-way made (workloads.workload_object_names): the
-        TrainJob or batch Job, TrainingRuntime and
-        Service, then its ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names), of the kinds the
-        server serves. Each only when it names `owner` among its owners. Its ConfigMaps and ssh-key Secret stay for a
-        garbage collector (or `certification delete`): the engine may not delete those kinds (other namespaces keep
-        credentials in them)."""
+        """Delete every object made for the run of nvcre Job `owner` (or a standalone WorkloadRun), for an API server
+        with no garbage collector (_run_objects: its workload of either kind, TrainingRuntime, Service, ComputeDomain
+        and ResourceClaimTemplates), each only when it names `owner` among its owners."""
+        await self._delete_owned(owner, await self._run_objects(owner, [TRAINJOB, BATCH_JOB], workload=True, dra=True))
+
+    async def _run_objects(self, owner: Obj, workload_kinds: list[ResourceKind], *, workload: bool,
+                           dra: bool) -> list[tuple[ResourceKind, str]]:
+        """The one list of what the runner makes for the run of nvcre Job `owner` (or a standalone WorkloadRun) that the
+        engine may delete, as (kind, name), the pods' owner first. When `workload`: its workload (of `workload_kinds`,
+        the shape the run records, else either), TrainingRuntime and Service (workloads.workload_object_names); when
+        `dra`: its ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names) of the kinds the server
+        serves. Not its ConfigMaps and ssh-key Secret: the engine may not delete those kinds (other namespaces keep
+        credentials in them); a garbage collector (or `certification delete`) does."""
+        meta = owner["metadata"]
+        found: list[tuple[ResourceKind, str]] = []
+        if workload:
+            for api_version, kind_name, name in workload_object_names(meta["name"]):
+                kind = kind_for({"apiVersion": api_version, "kind": kind_name})
+                if kind not in (TRAINJOB, BATCH_JOB) or kind in workload_kinds:
+                    found.append((kind, name))
+        if dra:
+            served = {kind.kind: kind for kind in await self._kept_kinds()}
+            found += [(served[kind_name], name) for kind_name, name in kept_object_names(meta["name"], str(meta.get("uid") or ""))
+                      if kind_name in served]
+        return found
+
+    async def _delete_owned(self, owner: Obj, objects: list[tuple[ResourceKind, str]]) -> None:
+        """Delete each of `objects` that names `owner` among its owners, by its uid; idempotent (one gone is no error)."""
         meta = owner["metadata"]
         namespace, uid = meta.get("namespace") or "default", str(meta.get("uid") or "")
-        for api_version, kind_name, name in workload_object_names(meta["name"]):
-            await delete_owned(self.store, kind_for({"apiVersion": api_version, "kind": kind_name}), name, namespace, uid)
-        await self._release_kept(owner)
+        for kind, name in objects:
+            await delete_owned(self.store, kind, name, namespace, uid)
+
+    async def _give_back(self, run: Obj, owner: Obj) -> None:
+        """Delete what ended (or stopped) `run` of nvcre Job `owner` owns (_run_objects): a run that did not pass, all of
+        it (the garbage collector deletes its pods: the GPUs are free; what a refused start made goes too); any run, its
+        DRA objects (a ComputeDomain's IMEX daemons hold its nodes). A passed run's workload stays, its pods for their
+        logs. Nothing asked of a run that claims no DRA device about DRA objects."""
+        failed = run_status(run).get("phase") != SUCCEEDED
+        await self._delete_owned(owner, await self._run_objects(owner, self._workload_kinds(run), workload=failed,
+                                                                dra=bool(run_spec(run).get("resourceClaims"))))
 
     async def release_ended(self, run: Obj) -> None:
         """Release what ended `run` still holds when no Released condition says it was (runners/base.EndedRelease): an
@@ -531,16 +557,13 @@ class KubernetesRunner:
             return
         if run_status(run).get("phase") != SUCCEEDED:
             await self.logs(run)
-        await self._release_ended(run, await owner_of(self.store, run), self._workload_kinds(run))
+        await self._release_ended(run, await owner_of(self.store, run))
 
-    async def _release_ended(self, run: Obj, owner: Obj, workload_kinds: list[ResourceKind]) -> None:
-        """Give back what ended `run` (of nvcre Job `owner`) holds, then say so (its Released condition): a run that did
-        not pass, its workload (the garbage collector deletes its pods: the GPUs are free); any run, its DRA objects."""
+    async def _release_ended(self, run: Obj, owner: Obj) -> None:
+        """Give back what ended `run` (of nvcre Job `owner`) holds (_give_back), then say so (its Released condition)."""
         if not _holds(run):
             return  # passed, claiming nothing: its pods stay for their logs, and no condition is written
-        if run_status(run).get("phase") != SUCCEEDED:
-            await delete_workload(self.store, run, owner, workload_kinds)
-        await self._release_claims(run, owner)
+        await self._give_back(run, owner)
         await self._mark_released(run)
 
     async def _mark_released(self, run: Obj) -> None:
@@ -555,24 +578,6 @@ class KubernetesRunner:
             conditions = with_condition(conditions_of(run), RELEASED, True, RELEASED_REASON,
                                         "what the run held on the cluster was given back", format_time(self.clock.now()))
             await self._patch(run, {"conditions": conditions})
-
-    async def _release_claims(self, run: Obj, owner: Obj) -> None:
-        """Delete the DRA objects made for `run` (of nvcre Job `owner`) once it finished, passed, failed or stopped: its
-        ComputeDomain, whose IMEX daemons hold its nodes while it exists, and its RoCE ResourceClaimTemplate. They were
-        deleted only with the certification; a finished run makes no pod again (one run per Job), and its pods' claims
-        were allocated when they started. Nothing asked of a run that claims nothing (every run but GB200/GB300's)."""
-        if run_spec(run).get("resourceClaims"):
-            await self._release_kept(owner)
-
-    async def _release_kept(self, owner: Obj) -> None:
-        """Delete `owner`'s ComputeDomain and ResourceClaimTemplates (workloads.kept_object_names), of the kinds the
-        server serves, each only when it names `owner` among its owners; idempotent (one gone is no error)."""
-        meta = owner["metadata"]
-        namespace, uid = meta.get("namespace") or "default", str(meta.get("uid") or "")
-        served = {kind.kind: kind for kind in await self._kept_kinds()}
-        for kind_name, name in kept_object_names(meta["name"], uid):
-            if kind_name in served:
-                await delete_owned(self.store, served[kind_name], name, namespace, uid)
 
     async def _kept_kinds(self) -> list[ResourceKind]:
         """The ComputeDomain kind, and ResourceClaimTemplate's in the newest version served (one version reads them

@@ -4,6 +4,7 @@ without a terminal, never over the screen; one that needs the user says to log i
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from nvcre_tui.engine.store.kube import client
 from tests.kube.cluster import installed
 from tests.kube.test_console_on_cluster import args_for, opened, opener
 
+POLL_SECONDS = 0.05
 EXPIRED = "2000-01-01T00:00:00Z"  # every request runs the plugin again, as a token refreshed mid-session
 
 
@@ -40,6 +42,14 @@ def _told(runs: Path) -> list[tuple[str, bool]]:
     """Each run's stdin and whether it was told it is interactive."""
     lines = [line.split(" ", 1) for line in runs.read_text().splitlines()]
     return [(stdin, json.loads(info)["spec"]["interactive"]) for stdin, info in lines]
+
+
+async def _until(pilot: Any, ready: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Let the console run until `ready()` (or `seconds` pass: the assertion after it says what is wrong)."""
+    for _ in range(int(seconds / POLL_SECONDS)):
+        if ready():
+            return
+        await pilot.pause(POLL_SECONDS)
 
 
 @pytest.fixture()
@@ -78,12 +88,12 @@ async def test_a_plugin_that_needs_a_login_mid_session_says_to_log_in_from_a_she
         async with app.run_test(size=(120, 40)) as pilot:
             await opened(app, pilot)
             (tmp_path / "expired").touch()  # the token expired, and a new one needs the user
-            await pilot.pause(1.0)
+            await _until(pilot, lambda: "no credentials" in app.sub_title)
             assert app.sub_title.startswith(f"⚠ no credentials for {server.url}: exec: the plugin may not prompt while the console holds "
                                             "the terminal: log in from a shell (kubectl with the same kubeconfig runs it where it can ask), "
                                             "and the console runs it again at its next request (process returned 1. To sign in, open "
                                             "https://login.example and enter the code ABCD-1234 interactive login required) (since ")
             assert "RBAC" not in app.sub_title and "Role" not in app.sub_title and "forbidden" not in app.sub_title
             (tmp_path / "expired").unlink()  # logged in from a shell
-            await pilot.pause(1.0)
+            await _until(pilot, lambda: "no credentials" not in app.sub_title)
             assert "no credentials" not in app.sub_title and app.return_code is None

@@ -51,7 +51,7 @@ async def _restarted(folder: Path, *, made_as_trainjob: bool) -> tuple[Obj, list
     """A run started by one engine's runner as a TrainJob (the Trainer and JobSet installed) or a batch Job (neither),
     on a server with no workload controller; the Trainer is then removed (its TrainingRuntime CRD deleted: no longer
     served) or installed, and a new engine starts past the controller's minute. The run once that engine settled,
-    the TrainJobs and batch Jobs left, and the engine's requests `setup init` does not grant."""
+    the TrainJobs and batch Jobs left, and both engines' requests `setup init` does not grant (the shape's record too)."""
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
@@ -74,7 +74,6 @@ async def _restarted(folder: Path, *, made_as_trainjob: bool) -> tuple[Obj, list
             else:
                 await _install_trainer(admin)
             clock.advance(61)  # the workload's controller had its minute
-            server.clear_requests()
 
             async def ended() -> bool:
                 return (await admin.get(WORKLOADRUN, "cert-job-run", "default")).get("status", {}).get("phase") == "Failed"
@@ -93,6 +92,8 @@ def test_a_batch_run_is_followed_as_its_batch_job_by_an_engine_that_finds_kubefl
     assert (state.get("phase"), state.get("reason")) == ("Failed", "WorkloadNotStarted"), state
     assert state["message"].startswith("Job cert-job-workload made no pods and no Job controller has synced it"), state["message"]
     assert jobs == [] and trainjobs == [], f"the run's batch Job was left: {jobs}"
+    shape = next(c for c in state["conditions"] if c["type"] == "BatchFallback")
+    assert (shape["status"], shape["reason"]) == ("True", "TrainerNotServed"), shape
     assert refused == []
 
 
@@ -102,6 +103,8 @@ def test_a_trainjob_run_is_followed_as_its_trainjob_by_an_engine_that_finds_the_
     assert (state.get("phase"), state.get("reason")) == ("Failed", "WorkloadNotStarted"), state
     assert state["message"].startswith("TrainJob cert-job-workload made no pods and no Kubeflow Trainer controller"), state["message"]
     assert trainjobs == [] and jobs == [], f"the run's TrainJob was left: {trainjobs}"
+    shape = next(c for c in state["conditions"] if c["type"] == "BatchFallback")
+    assert (shape["status"], shape["reason"]) == ("False", "TrainerServed"), shape  # a TrainJob, as recorded when made
     assert refused == []
 
 

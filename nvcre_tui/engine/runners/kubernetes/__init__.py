@@ -490,7 +490,9 @@ class KubernetesRunner:
             return
         owner = await owner_of(self.store, current)
         if run_status(current).get("phase") not in FINISHED:
-            await self.logs(current)
+            # Kept for viewers (`certification logs`, the log pane): the Job's verdict is made. Not required: a kubelet
+            # that no longer answers (the hung node's) held the stop, and the group's GPUs, for READ_PATIENCE_SECONDS.
+            await self.logs(current, required=False)
             pod = await self.result_pod(current)
             patch = stopped_status(run_status(current).get("phase"), format_time(self.clock.now()))
             if pod is not None:

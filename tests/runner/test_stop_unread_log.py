@@ -9,12 +9,14 @@ from pathlib import Path
 
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, POD, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi import Fault
-from tests.runner.harness import pods_caught_up, register_gpu_nodes
+from tests.runner.harness import job_and_its_run, pods_caught_up, register_gpu_nodes
 from tests.runner.test_log_pod import SPEC, _pod
 from tests.scenarios.harness import CASES
+
+NODES = ["gpu-node-01", "gpu-node-02"]  # SPEC's target
 
 
 async def test_a_stop_whose_log_read_the_server_fails_still_deletes_the_workload(tmp_path: Path) -> None:
@@ -41,4 +43,39 @@ async def test_a_stop_whose_log_read_the_server_fails_still_deletes_the_workload
             assert (await store.list(BATCH_JOB, "default")).items == [], "the stopped run's batch Job stays: its pods hold the GPUs"
         finally:
             await runner.close()
+            await store.close()
+
+
+async def test_a_resumed_release_of_a_run_whose_job_has_its_verdict_does_not_wait_on_its_log(tmp_path: Path) -> None:
+    """An engine died between a failed run's end and its release; its Job has its verdict (failureLog kept). The next
+    engine releases the run: its log is read for viewers then, not as one still to judge by (required), so the
+    kubelet that no longer answers does not hold the workload, and the group's GPUs, for five more minutes."""
+    async with installed(tmp_path, garbage_collector=True) as (server, kubeconfig):
+        store = await store_on(kubeconfig, server.clock, "nvcre-engine")
+        runner = KubernetesRunner(store, server.clock, store, trainer=False)
+        try:
+            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            job, run = await job_and_its_run(store, SPEC, NODES)
+            await runner.reconcile_run(run)
+            workload = (await store.list(BATCH_JOB, "default")).items[0]
+            running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
+                                                                   "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+            for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
+                created = await store.create(POD, _pod(workload, index, running, node))
+                await store.patch_status(POD, created["metadata"]["name"], "default", running)
+            # the run's end and its Job's verdict written by an engine that died before the release
+            await store.patch_status(WORKLOADRUN, "cert-job-run", "default", {"phase": "Failed", "reason": "WorkloadFailed"})
+            failed = [{"type": "Failed", "status": "True", "reason": "JobTimedOut", "message": "no result",
+                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+            await store.patch_status(JOB, job["metadata"]["name"], "default", {"conditions": failed})
+        finally:
+            await runner.close()
+        resumed = KubernetesRunner(store, server.clock, store, trainer=False)
+        try:
+            server.faults.add(Fault(method="GET", path=r"/log$", status=500))
+            await pods_caught_up(resumed, store)
+            await resumed.release_ended(await store.get(WORKLOADRUN, "cert-job-run", "default"))
+            assert (await store.list(BATCH_JOB, "default")).items == [], "the failed run's batch Job stays: its pods hold the GPUs"
+        finally:
+            await resumed.close()
             await store.close()

@@ -37,7 +37,7 @@ from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT
                                              RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, TRAINER_SERVED, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
-from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, find, is_true, with_condition
+from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, find, is_terminal, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
 from nvcre_tui.engine.kube.podlogs import MAX_PODS, PodLogReader, by_time
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -557,9 +557,12 @@ class KubernetesRunner:
         uid = str(run["metadata"].get("uid") or "")
         if not _holds(run) or uid in self._released or find(conditions_of(run), RELEASED) is not None:
             return
+        owner = await owner_of(self.store, run)
         if run_status(run).get("phase") != SUCCEEDED:
-            await self.logs(run)
-        await self._release_ended(run, await owner_of(self.store, run))
+            # Required (retried while the server fails it) only while its Job is still to judge the run by it; a Job with
+            # its verdict has its tail, and a kubelet that no longer answers must not hold the GPUs for READ_PATIENCE_SECONDS
+            await self.logs(run, required=owner is not run and not is_terminal(owner))
+        await self._release_ended(run, owner)
 
     async def _release_ended(self, run: Obj, owner: Obj) -> None:
         """Give back what ended `run` (of nvcre Job `owner`) holds (_give_back), then say so (its Released condition)."""

@@ -83,9 +83,9 @@ async def _refused_run(server: Any, admin: Any, engine: Any, hand: Any, clock: M
         look.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await look
-        server.faults.remove(dropped)
     finally:
-        await first.close()
+        await first.close()  # the engine dead (its runner's tasks too) before the server takes DELETEs again
+    server.faults.remove(dropped)
     after_death = await jobs()
     server.clear_requests()
     second = KubernetesRunner(engine, clock, engine, trainer=False)

@@ -12,7 +12,7 @@ collector is first (controllers/collect.py).
 
 Errors: a lost race (Conflict, NotFound, AlreadyExists) looks again shortly; a transient API error
 (retryable: 429, 5xx, timeouts, dropped connections) requeues the object with backoff and never fails
-anything; any other error fails that one object with ReconcileError and the engine goes on. The runner's fleet
+anything, and so do credentials the server refused (401: nothing about the object; told once); any other error fails that one object with ReconcileError and the engine goes on. The runner's fleet
 tick has no object to fail: its error is retried with backoff, logged at each retry (`log`) and told once (`tell`);
 so is a failure that could not be written to its object.
 
@@ -45,7 +45,7 @@ from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError, describe
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError, Unauthorized, describe
 from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
@@ -68,6 +68,7 @@ KIND_BY_NAME = {kind.kind: kind for kind in RECONCILERS}
 FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons) are one more queue key
 LOST_RACE_SECONDS = 1.0
 TOLD_FAILURES = 10  # distinct failures (a runner tick's, a failure that could not be written) an engine tells (Engine.tell) in its life
+UNAUTHORIZED = "unauthorized"  # the key the credentials refused (401) are told under: once, whatever object met it
 MAX_PASSES_PER_INSTANT = 400
 WATCH_DRAIN_YIELDS = 3
 
@@ -285,6 +286,15 @@ class Engine:
         except (Conflict, NotFound, AlreadyExists):
             error_class = "Conflict"
             self.queue.add_after(key, LOST_RACE_SECONDS)  # lost a race with another writer: look again shortly
+        except Unauthorized as error:
+            # The server took no credentials (401): nothing about this object. A passing one (an authentication webhook
+            # timing out, a restarted apiserver whose token authenticator has not synced, a token mid-rotation) failed
+            # the certification as ReconcileError; one that lasts costs the engine its Lease, which says so.
+            error_class = "Retryable"
+            retry = self.queue.retry(key)
+            said = " ".join(str(error).split())[:300]
+            self.log(f"{said} (retried in {retry:g}s)")
+            self._tell_once(UNAUTHORIZED, f"{said} (retried with backoff; said once)")
         except StoreError as error:
             if not error.retryable:
                 error_class = "Permanent"

@@ -36,6 +36,9 @@ FAULTS: dict[str, list[Fault]] = {
     "500 with Retry-After on create": [Fault(method="POST", status=500, retry_after=1, times=4)],
     "503 on create after the write landed": [Fault(method="POST", status=503, retry_after=1, after_commit=True, times=4)],
     "429 on reads": [Fault(method="GET", query=r"^(?!.*watch)", status=429, retry_after=0.5, times=8)],
+    # an authentication webhook timing out, an apiserver restarted before its token authenticator synced: the engine's
+    # credentials refused once failed the certification as ReconcileError
+    "401 on a status write": [Fault(method="PATCH", path=r"/status$", status=401, times=1)],
     "slow answers": [Fault(delay=0.02, times=60)],
 }
 

@@ -566,3 +566,13 @@ def test_a_result_log_the_server_fails_then_cuts_mid_read_is_read_again_and_the_
     report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=faults))
     assert (report["result"], report["failedNodes"]) == ("PASSED", []), _job(objects)["status"]["conditions"]
     assert [fault.hits for fault in faults] == [1, 1]
+
+
+def test_a_workload_create_whose_credentials_are_refused_once_is_created_again_and_the_run_passes(tmp_path: Path) -> None:
+    """The TrainJob's create answered 401 once (an authentication webhook timing out, a restarted apiserver's token
+    authenticator not yet synced): Unauthorized is a Forbidden, and the run failed WorkloadNotCreated (its Job failed,
+    the certification FAILED) for credentials the server took again a moment later. It is created again."""
+    refused = Fault(method="POST", path=r"/trainjobs$", status=401, times=1)
+    report, objects = asyncio.run(emulator_report(tmp_path, CASE, trainer=True, server_faults=(refused,)))
+    assert (report["result"], report["failedNodes"]) == ("PASSED", []), _job(objects)["status"]["conditions"]
+    assert refused.hits == 1

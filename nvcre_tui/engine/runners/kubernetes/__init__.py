@@ -50,7 +50,7 @@ from nvcre_tui.engine.runners.kubernetes.managed import dispatch_refusal, foreig
 from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, judge, no_pods_yet, not_ready_nodes, pod_hosts, pod_node
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError
+from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError, Unauthorized
 from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration, listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
@@ -426,6 +426,8 @@ class KubernetesRunner:
             created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
             if (dispatched := dispatch_refusal(created[-1])) is not None:  # as the webhooks left it: MultiKueue's
                 raise WorkloadError(dispatched)
+        except Unauthorized:
+            raise  # the engine's credentials refused (401), not this workload: the engine retries it with backoff
         except (WorkloadError, ForeignObject, PlatformError, Invalid, Forbidden) as error:
             # Invalid: the server refused it (422); Forbidden: an admission webhook denied it, or RBAC below `setup init`
             uid = str(run["metadata"].get("uid") or "")

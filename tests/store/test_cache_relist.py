@@ -41,3 +41,36 @@ async def test_an_object_written_while_a_relist_reads_its_pages_is_not_told_gone
         finally:
             await cache.stop()
             await store.close()
+
+
+async def test_watches_the_server_keeps_refusing_to_open_are_said_at_once_and_their_end_too(tmp_path: Path) -> None:
+    """Every watch open answered 503 (etcd electing a leader, an overloaded apiserver) while lists and writes went on: the
+    store waits a watch out itself for minutes (watch_patience), and all that time the cache said nothing, its objects
+    the last known state shown as live (a Node created meanwhile never came). The second failed open in a row now makes
+    `silence()` say since when; a stream open again ends it."""
+    from nvcre_tui.engine.store.kube.retry import RetryPolicy
+
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test", watch_timeout=0.1,
+                               retry=RetryPolicy(base=0.01, cap=0.05))  # real (short) waits between the opens
+        cache = WatchCache(store, [NODE])
+        try:
+            await cache.start()
+            refusing = server.faults.add(Fault(method="GET", query="watch=", status=503))
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            for _ in range(100):
+                if cache.silence() is not None:
+                    break
+                await asyncio.sleep(0.01)
+            said = cache.silence()
+            assert said is not None and said.startswith("no answer from the store since "), said
+            assert cache.get(NODE, "gpu-node-01") is None  # stale indeed
+            server.faults.remove(refusing)
+            for _ in range(100):
+                if cache.silence() is None and cache.get(NODE, "gpu-node-01") is not None:
+                    break
+                await asyncio.sleep(0.01)
+            assert cache.silence() is None and cache.get(NODE, "gpu-node-01") is not None
+        finally:
+            await cache.stop()
+            await store.close()

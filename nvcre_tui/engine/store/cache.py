@@ -127,8 +127,13 @@ class WatchCache:
     def unreachable_since(self) -> float | None:
         """time.time() since when the store has not answered (None: it answers): a watch that failed and no list
         since, or an API server giving no answer at all while its client waits it out (KubeStore's stats)."""
-        waiting = getattr(getattr(self.store, "stats", None), "unreachable_since", None)
-        times = [*self._unreachable.values(), *([waiting] if isinstance(waiting, float) else [])]
+        stats = getattr(self.store, "stats", None)
+        waiting = getattr(stats, "unreachable_since", None)
+        # watches of this cache's kinds the store keeps failing to open (each answered 5xx or 429), which it waits out
+        # itself for minutes: what is cached stopped following the server meanwhile
+        failing = getattr(stats, "watches_failing", None)
+        times = [*self._unreachable.values(), *([waiting] if isinstance(waiting, float) else []),
+                 *(failing.values() if isinstance(failing, dict) else [])]
         return min(times, default=None)
 
     def silence(self) -> str | None:

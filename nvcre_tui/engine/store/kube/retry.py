@@ -29,6 +29,9 @@ class RequestStats:
     # a login while the console holds the terminal), and why, until a request is sent again
     uncredentialed_since: float | None = None
     credentials_problem: str = ""
+    # Per watch (its path and query) whose streams fail to open again and again (the server answers 5xx or 429 to each,
+    # or none): time.time() of its first failure. The watch waits it out itself (watch_patience), so nothing else saw it.
+    watches_failing: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

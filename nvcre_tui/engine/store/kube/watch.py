@@ -63,64 +63,75 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
     failures = 0    # consecutive streams that failed to open or died before any event
     waited = 0.0    # seconds spent backing off since the last event
     opened = 0
-    while not transport.closed:
-        query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
-                 ("timeoutSeconds", str(max(1, math.ceil(timeout_seconds))))]  # the server takes whole seconds only
-        error: StoreError | None = None
-        try:
-            response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
-        except Gone:
-            raise Gone.about(kind, None, subject.namespace,
-                             f"resourceVersion {position} is older than the server's history; list again") from None
-        except RetryableError as failed:
-            if transport.closed:
-                return
-            error = failed
-        else:
-            if opened:
-                transport.stats.watch_restarts += 1
-            opened += 1
-            seen = 0
+    watch_key = f"{path}?{'&'.join(f'{key}={value}' for key, value in selectors)}"
+    first_failed: float | None = None  # time.time() of the first of the failures in a row to open a stream
+    try:
+        while not transport.closed:
+            query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
+                     ("timeoutSeconds", str(max(1, math.ceil(timeout_seconds))))]  # the server takes whole seconds only
+            error: StoreError | None = None
             try:
-                async for event in _lines(response):
-                    obj = event["object"] if isinstance(event.get("object"), dict) else {}
-                    metadata = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
-                    kind_of_event = event.get("type")
-                    if kind_of_event == "ERROR":
-                        status_error = error_from_status(int(obj.get("code") or 500), obj, subject)
-                        if isinstance(status_error, Gone):
-                            raise Gone.about(kind, None, subject.namespace,
-                                             f"resourceVersion {position} is older than the server's history "
-                                             f"({status_error.message.split(': ', 1)[-1]}); list again")
-                        if not status_error.retryable:
-                            raise status_error
-                        error = status_error
-                        break
-                    failures, waited, seen = 0, 0.0, seen + 1
-                    if metadata.get("resourceVersion"):
-                        position = str(metadata["resourceVersion"])
-                    if kind_of_event in _CHANGES:
-                        yield WatchEvent(kind_of_event, with_type(kind, obj))
-                    # BOOKMARK: the position moved, nothing to tell the caller
-            except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError, _Garbled) as dropped:
-                # the position is still good: reopen from it
+                response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
+            except Gone:
+                raise Gone.about(kind, None, subject.namespace,
+                                 f"resourceVersion {position} is older than the server's history; list again") from None
+            except RetryableError as failed:
                 if transport.closed:
                     return
-                if transport.stats.unreachable_since is None and not isinstance(dropped, _Garbled):
-                    transport.stats.unreachable_since = time.time()
-                error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
-            finally:
-                transport.close_stream(response)
-            if error is None:
-                # The server ended the stream as asked (timeoutSeconds): reopen at once, unless it said
-                # nothing at all (not even the closing bookmark): then pause briefly, never spin.
-                if not seen:
-                    await transport.retry.sleep(transport.retry.delay(0))
-                continue
-        failures += 1
-        delay = transport.retry.delay(min(failures - 1, 30), error.retry_after)
-        if waited + delay > patience:
-            raise error
-        waited += delay
-        transport.stats.retries += 1
-        await transport.retry.sleep(delay)
+                error = failed
+            else:
+                first_failed = None
+                transport.stats.watches_failing.pop(watch_key, None)  # open again: the cache follows the server once more
+                if opened:
+                    transport.stats.watch_restarts += 1
+                opened += 1
+                seen = 0
+                try:
+                    async for event in _lines(response):
+                        obj = event["object"] if isinstance(event.get("object"), dict) else {}
+                        metadata = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+                        kind_of_event = event.get("type")
+                        if kind_of_event == "ERROR":
+                            status_error = error_from_status(int(obj.get("code") or 500), obj, subject)
+                            if isinstance(status_error, Gone):
+                                raise Gone.about(kind, None, subject.namespace,
+                                                 f"resourceVersion {position} is older than the server's history "
+                                                 f"({status_error.message.split(': ', 1)[-1]}); list again")
+                            if not status_error.retryable:
+                                raise status_error
+                            error = status_error
+                            break
+                        failures, waited, seen = 0, 0.0, seen + 1
+                        if metadata.get("resourceVersion"):
+                            position = str(metadata["resourceVersion"])
+                        if kind_of_event in _CHANGES:
+                            yield WatchEvent(kind_of_event, with_type(kind, obj))
+                        # BOOKMARK: the position moved, nothing to tell the caller
+                except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError, _Garbled) as dropped:
+                    # the position is still good: reopen from it
+                    if transport.closed:
+                        return
+                    if transport.stats.unreachable_since is None and not isinstance(dropped, _Garbled):
+                        transport.stats.unreachable_since = time.time()
+                    error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
+                finally:
+                    transport.close_stream(response)
+                if error is None:
+                    # The server ended the stream as asked (timeoutSeconds): reopen at once, unless it said
+                    # nothing at all (not even the closing bookmark): then pause briefly, never spin.
+                    if not seen:
+                        await transport.retry.sleep(transport.retry.delay(0))
+                    continue
+            failures += 1
+            if first_failed is None:
+                first_failed = time.time()
+            else:  # a second failure in a row, not a blip one retry mends: what is cached is the last known state meanwhile
+                transport.stats.watches_failing.setdefault(watch_key, first_failed)
+            delay = transport.retry.delay(min(failures - 1, 30), error.retry_after)
+            if waited + delay > patience:
+                raise error
+            waited += delay
+            transport.stats.retries += 1
+            await transport.retry.sleep(delay)
+    finally:
+        transport.stats.watches_failing.pop(watch_key, None)

@@ -15,7 +15,7 @@ over, so a flat process reads about 1.0x), the tasks, and the collections that g
 the history at every refresh or archive (the wall's last archived certification, the map's stale marks, a node's
 history) against the same history with `--history-copies` more certifications archived.
 
-    python bench/soak.py                      # 100 cycles after 10 on 8 nodes; a history of 2,000 more
+    python bench/soak.py                      # 120 cycles after 10 on 8 nodes; a history of 2,000 more
     python bench/soak.py --cycles 400 --nodes 32 --history-copies 10000
 """
 
@@ -194,7 +194,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=10, help="certifications before the baseline")
-    parser.add_argument("--cycles", type=int, default=100, help="certifications after it")
+    parser.add_argument("--cycles", type=int, default=120, help="certifications after it")
     parser.add_argument("--history-copies", type=int, default=2000, help="certifications added to the history for its query times")
     parser.add_argument("--top", type=int, default=0, help="also list the N source lines holding most of the memory traced")
     args = parser.parse_args()

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
 from nvcre_tui.engine.api.bodies import certification_status
+from nvcre_tui.engine.api.provenance import status_written_at
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE, WORKLOAD_FAILED
 from nvcre_tui.engine.names import natural_key
@@ -28,6 +29,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
+from nvcre_tui.engine.session import store_now
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views.certifications import deleting_result
 from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
@@ -55,15 +57,20 @@ WAITS_FOR_PODS = "waits for pods"
 URGENT = ("failed", "suspect")  # the states the failures list names, in this order (a suspect under test among them)
 
 
-def finished_ago(cert: dict[str, Any], now: datetime) -> timedelta | None:
-    """How long ago the certification finished (never below zero: a viewer's clock may be behind the engine's);
-    None while it runs, or when its completion time is missing or unreadable."""
+def finished_ago(cert: dict[str, Any], stamped_now: datetime) -> timedelta | None:
+    """How long ago the certification finished, on the clock its Age counts on (`stamped_now`: session.store_now, as
+    the dashboard and `list` count it): on an API server, since nvcre last wrote its status (status_written_at, the
+    server's stamp), not since its completionTime, which the engine stamps on its own clock (a --sim-runner fleet's
+    simulated time, running ahead of the server's: the wall said "finished 59m ago" beside a dashboard Age of 30m); on
+    the embedded store, which stamps everything on the fleet's clock, since its completionTime. Never below zero (a
+    viewer's clock may be behind the one that stamped it); None while it runs, or when no time of its end is readable."""
     if not cond.is_terminal(cert):
         return None
     try:
-        return max(timedelta(0), now - parse_time(certification_status(cert).get("completionTime")))
+        ended = status_written_at(cert) or parse_time(certification_status(cert).get("completionTime"))
     except ValueError:
         return None
+    return max(timedelta(0), stamped_now - ended)
 
 
 # Where a failed workload's message turns into the tool's raw words: a quoted output line, a peer's address, NCCL's " : ".
@@ -351,7 +358,8 @@ class WallScreen(NvcreScreen):
         # Said in words: "FAILED  2/3  (1/2)" read from across the room as two of three failed.
         position = f"  ({self.index % len(subjects) + 1} of {len(subjects)})" if len(subjects) > 1 else ""
         passed = f"  {summary['passedCategories']} categories passed" if summary.get("passedCategories") else ""
-        ago = finished_ago(cert, self.nvcre.now()) if cert is not None else None
+        session = self.nvcre.session
+        ago = finished_ago(cert, store_now(session) if session is not None else self.nvcre.now()) if cert is not None else None
         finished = f"  finished {format_age(ago.total_seconds())} ago" if ago is not None else ""  # why a finished one is still shown
         # Its summary says RUNNING while every category waits to start (the line below: "nothing runs yet"): WAITING, and why.
         why = waiting_to_start(snapshot, self.current) if self.current else None

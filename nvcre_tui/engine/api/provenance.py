@@ -12,9 +12,11 @@ engine's ServiceAccount alone; `nvcre-edit` creates Certifications, never their 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
+from nvcre_tui.engine.clock import parse_time
 
 NVCRE_MANAGER = "nvcre"
 STATUS_SUBRESOURCE = "status"
@@ -52,3 +54,20 @@ def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
         named = ", ".join(fields[:MOST_FIELDS_NAMED]) + (f" and {len(fields) - MOST_FIELDS_NAMED} more" if len(fields) > MOST_FIELDS_NAMED else "")
         return f"{named} written by {manager or 'an unnamed field manager'}, not by nvcre: not a result nvcre measured"
     return None
+
+
+def status_written_at(obj: Mapping[str, Any]) -> datetime | None:
+    """When nvcre last changed this object's status, on the API server's clock: the `time` of nvcre's status entries in
+    managedFields, which the server stamps at each write that changes a field they own (the latest, where the engine
+    and the simulated fleet both wrote). None on a store that keeps no managedFields (the embedded one), or unreadable."""
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    times = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping) or entry.get("subresource") != STATUS_SUBRESOURCE or not _is_nvcre(str(entry.get("manager") or "")):
+            continue
+        try:
+            times.append(parse_time(entry.get("time")))
+        except ValueError:
+            continue
+    return max(times) if times else None

@@ -256,7 +256,7 @@ class DrilldownScreen(NvcreScreen):
         unblamed = {row.node: row for row in category_unblamed(category)}
         state = diagnose_state(category)
         data: dict[str, Any] = {"kind": "workflow", "workflow": wf, "key": key, "blamed": category.failed_nodes, "reach": reach,
-                                "waiting": waiting, "tested": tests_said(state) if state is not None else None}
+                                "waiting": waiting, "tested": tests_said(state) if state is not None else None, "title": title}
         if key in unblamed:
             data |= {"subject": key, "failed": True, "unblamed": unblamed[key]}
         # Its shorter wordings are its own: the leaves under it copy `data`.
@@ -499,7 +499,7 @@ class DrilldownScreen(NvcreScreen):
                                                          data.get("verdicts"), whole=measured_whole(data["group"]))
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
-                                         data.get("tested"))
+                                         data.get("tested"), data.get("title"))
         elif data.get("unblamed"):  # a failure that blamed nobody, its Job gone (or it never got a Workflow)
             text = self._unblamed_detail(data["unblamed"])
         elif kind == "pending":
@@ -565,11 +565,13 @@ class DrilldownScreen(NvcreScreen):
 
     @staticmethod
     def _workflow_detail(wf: Obj, failed: list[Obj], reach: str | None = None, now: datetime | None = None,
-                         waiting: PodsWaiting | None = None, tested: str | None = None) -> Text:
+                         waiting: PodsWaiting | None = None, tested: str | None = None, title: str | None = None) -> Text:
         status, orch = workflow_status(wf), orchestration_of(wf)
         phase, reason, message = conditions_line(wf)
         text = Text()
-        label(text, "Category", wf["metadata"]["name"])
+        # The category as its line, the failures pane and the report name it (`#2` where it runs twice), as a category not
+        # started yet says it (_pending_detail): it read the Workflow's name, `burn-diagnostics-dcgm-level4`.
+        label(text, "Category", title or str(wf["metadata"]["name"]))
         label(text, "Status", status_said(phase))
         if reach:  # the threshold, not the nodes: first, where a short screen still shows it
             label(text, "Out of reach", reach)

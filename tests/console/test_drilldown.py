@@ -202,6 +202,9 @@ async def test_a_category_run_twice_is_numbered_in_the_tree_as_in_the_failures_p
         lines = [str(node.label) for node in tree.root.children]
         assert lines[0].startswith("⋯ communication/nccl-all-reduce #1  "), lines
         assert lines[1].startswith("· communication/nccl-all-reduce #2  WaitingForNodes"), lines
+        tree.move_cursor(tree.root.children[0])  # the one running: its category, not its Workflow's name (twice-communication-...)
+        await pilot.pause()
+        assert str(screen.query_one("#detail").render()).startswith("Category          communication/nccl-all-reduce #1\n")
         tree.move_cursor(tree.root.children[1])
         await pilot.pause()
         assert "Category          communication/nccl-all-reduce #2" in str(screen.query_one("#detail").render())

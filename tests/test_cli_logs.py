@@ -183,6 +183,7 @@ async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
     admin = await store_on(kubeconfig, SystemClock(), "test-admin")
     engine = await store_on(kubeconfig, SystemClock(), "nvcre-engine")  # status is the engine's to write (api/provenance.py)
     kinds: dict[str, ResourceKind] = {"Certification": CERTIFICATION, "Workflow": WORKFLOW, "Job": JOB, "WorkloadRun": WORKLOADRUN}
+    uids: dict[str, str] = {}  # the run's uid -> the emulator's
     try:
         for kind, obj in _objects(state, SLOW).items():
             status = obj.pop("status", None)
@@ -191,7 +192,11 @@ async def _as_on_a_cluster(kubeconfig: Path, state: Path, server: Any) -> None:
             meta = obj["metadata"]
             obj["metadata"] = {"name": meta["name"], "namespace": "default", "labels": meta.get("labels") or {},
                                "annotations": meta.get("annotations") or {}}
+            owners = [{**ref, "uid": uids[ref["uid"]]} for ref in meta.get("ownerReferences") or [] if ref["uid"] in uids]
+            if owners and kind != "WorkloadRun":  # owned as the engine made them: the readers join them by owner
+                obj["metadata"]["ownerReferences"] = owners
             made = await admin.create(kinds[kind], obj)
+            uids[meta["uid"]] = made["metadata"]["uid"]
             if status:
                 await engine.update_status(kinds[kind], {**made, "status": status})
         pod = f"{SLOW}-run-workload-0"

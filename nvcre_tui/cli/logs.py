@@ -33,14 +33,14 @@ from nvcre_tui.cli.report import close_session, namespace_of
 from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, in_other_namespaces, open_looking_session, where_of
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_CERTIFICATION, LABEL_WORKFLOW, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, played_elsewhere, simulated_tail
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
-from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.report.readmodel import CertificationView, owned
 from nvcre_tui.engine.views.waiting import no_output
 from nvcre_tui.engine.store.errors import NotFound, RetryableError, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
@@ -127,11 +127,10 @@ async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry
         raise InputError(printable(f"certification {name!r}: {_refused(error)}", newlines=False)) from None
     if (problem := damaged_object(CERTIFICATION.kind, cert)) is not None:
         raise InputError(printable(f"certification {namespace}/{name} is damaged: {problem}", newlines=False))
-    workflows = [wf for wf in (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
-                 if damaged_object(WORKFLOW.kind, wf) is None]
-    names = {wf["metadata"]["name"] for wf in workflows}
-    jobs = [job for job in (await session.store.list(JOB, namespace)).items
-            if (job.get("metadata", {}).get("labels") or {}).get(LABEL_WORKFLOW) in names and damaged_object(JOB.kind, job) is None]
+    # by owner, as the engine joins them (report/readmodel.py): a label removed by hand hides nothing
+    workflows = [wf for wf in owned((await session.store.list(WORKFLOW, namespace)).items, cert) if damaged_object(WORKFLOW.kind, wf) is None]
+    listed_jobs = (await session.store.list(JOB, namespace)).items
+    jobs = [job for wf in workflows for job in owned(listed_jobs, wf) if damaged_object(JOB.kind, job) is None]
     view = CertificationView.of(cert, workflows, jobs)
     return [JobEntry(category.name, category.key, job) for category in view.categories for job in category.jobs]
 

@@ -22,9 +22,8 @@ from nvcre_tui.cli.stdout import verdict_output
 from nvcre_tui.cli.kubeflags import check_certification_names, check_namespace
 from nvcre_tui.cli.no_engine import stalled_note
 from nvcre_tui.cli.session import (add_session_arguments, archived_elsewhere, in_other_namespaces, on_cluster, open_looking_session, state_path_of, tell_notices, where_of)
-from nvcre_tui.engine.api.bodies import labels_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
+from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING, NodeState
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.history.db import default_history_path
@@ -32,6 +31,7 @@ from nvcre_tui.engine.outfiles import check_writable, write_atomically
 from nvcre_tui.engine.printable import json_printable, printable
 from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.report.model import build_report
+from nvcre_tui.engine.report.readmodel import owned
 from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.engine.store.errors import NotFound, StoreError, describe
 from nvcre_tui.paths import NoHomeFolder, typed_path
@@ -70,7 +70,8 @@ async def _html(session: Session, report: dict[str, Any], name: str, namespace: 
     from nvcre_tui.engine.report.html import render_html, size_curves
     from nvcre_tui.engine.store.protocol import WORKLOADRUN
 
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
+    cert = await session.store.get(CERTIFICATION, name, namespace)
+    workflows = owned((await session.store.list(WORKFLOW, namespace)).items, cert)
     jobs = (await session.store.list(JOB, namespace)).items
     runs = (await session.store.list(WORKLOADRUN, namespace)).items
     curves, notes = await size_curves(session.logs, workflows, jobs, runs)
@@ -87,10 +88,11 @@ async def certification_report(session: Session, name: str, namespace: str, cons
     if problem:
         raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
                                    "delete it from the store (or the store file) and run it again", newlines=False))
-    workflows = (await session.store.list(WORKFLOW, namespace, {"matchLabels": {LABEL_CERTIFICATION: name}})).items
-    workflows = _undamaged(WORKFLOW.kind, workflows, where, console)
-    names = {wf["metadata"]["name"] for wf in workflows}
-    jobs = [job for job in (await session.store.list(JOB, namespace)).items if labels_of(job).get(LABEL_WORKFLOW) in names]
+    # Its children by owner, as the engine joins them (report/readmodel.py): listed without a label selector, which
+    # would hide a Workflow or Job whose label someone removed; Jobs listed once, not per Workflow.
+    workflows = _undamaged(WORKFLOW.kind, owned((await session.store.list(WORKFLOW, namespace)).items, cert), where, console)
+    listed_jobs = (await session.store.list(JOB, namespace)).items
+    jobs = [job for wf in workflows for job in owned(listed_jobs, wf)]
     report = build_report(cert, workflows, _undamaged(JOB.kind, jobs, where, console))
     # As `certification list -o json`: result the Certification's own (the exit code), phase as the console says it
     waiting = waiting_of(cert, workflows) if report["result"] == RESULT_RUNNING else None

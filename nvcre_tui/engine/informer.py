@@ -16,9 +16,8 @@ from typing import Any
 
 from nvcre_tui.engine.api import damage
 from nvcre_tui.engine.api.damage import DamagedObject
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.cacheview import CacheView
+from nvcre_tui.engine.store.cacheview import CONTROLLER, CacheView
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, ResourceKind
 from nvcre_tui.engine.views.join import CachedJoin
 from nvcre_tui.engine.views.snapshot import SNAPSHOT_KINDS, NodeStateModels, Snapshot
@@ -36,7 +35,7 @@ class Informer:
         self.namespace = namespace
         # Each kind's undamaged objects of the namespace and its damaged ones, kept from the cache's changes: a
         # snapshot after one change takes that object in (validated once), not the whole kind again.
-        groups = {WORKFLOW: LABEL_CERTIFICATION, JOB: LABEL_WORKFLOW}
+        groups = {WORKFLOW: CONTROLLER, JOB: CONTROLLER}  # joined to their owners as the engine does (views/join.py)
         self.lists = {kind: CacheView(cache, kind, namespace, group_by=groups.get(kind), refuse=partial(_unshowable, kind.kind))
                       for kind in SNAPSHOT_KINDS}
         self.models = NodeStateModels()  # node states carried from snapshot to snapshot: only changes are recomputed

@@ -1,11 +1,14 @@
 """Kubernetes name and label syntax, in one place: selectors (store), option and manifest checks (api) use it; our
 API group and version, and the CRDs' group, which both the store's kinds and the API models spell; and the names of
-the Jobs a Workflow makes (its controller, and render predicting them)."""
+the Jobs a Workflow makes (its controller, and render predicting them); and the owner link (controller_uid) by which
+the engine (store.cache) and every reader (report.readmodel) join a child to its owner."""
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
+from typing import Any
 
 NVCRE_GROUP = "nvcre.nvidia.com"
 NVCRE_VERSION = "v1alpha1"
@@ -57,3 +60,14 @@ def natural_key(text: str) -> tuple[str | int, ...]:
     gpu-node-99, not after gpu-node-10)."""
     # re.split with a group alternates text and digits, so positions always hold the same type.
     return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", text)))
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """The uid its controller ownerReference names (the link the engine follows from owner to child: a label anyone
+    may remove or edit is not it), or None."""
+    meta = obj.get("metadata")
+    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
+    for ref in refs if isinstance(refs, list) else []:
+        if isinstance(ref, dict) and ref.get("controller") and isinstance(ref.get("uid"), str):
+            return str(ref["uid"])
+    return None

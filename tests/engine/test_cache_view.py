@@ -66,10 +66,14 @@ class World:
         self.cache = engine_cache(MemoryStore(ManualClock(SIM_START)))
         self.rv = 0
 
-    def put(self, kind: ResourceKind, name: str, namespace: str, labels: dict[str, str], **body: Any) -> None:
+    def put(self, kind: ResourceKind, name: str, namespace: str, labels: dict[str, str], owner: ResourceKind | None = None, **body: Any) -> None:
+        """`owner`: the kind whose object (of the name the label gives) controls it, as the engine makes them."""
         self.rv += 1
         meta = CountedMeta if kind is JOB else dict
-        self.cache.observe(kind, {"metadata": meta(name=name, namespace=namespace, labels=labels, resourceVersion=str(self.rv)), **body})
+        refs = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": owner.kind, "name": parent, "uid": f"{owner.kind}:{namespace}/{parent}", "controller": True}
+                for parent in labels.values()] if owner is not None else []
+        self.cache.observe(kind, {"metadata": meta(name=name, namespace=namespace, labels=labels, resourceVersion=str(self.rv),
+                                                   uid=f"{kind.kind}:{namespace}/{name}", ownerReferences=refs), **body})
 
     def delete(self, kind: ResourceKind, name: str, namespace: str) -> None:
         self.cache.forget(kind, {"metadata": {"name": name, "namespace": namespace}})
@@ -81,13 +85,13 @@ class World:
 
     def workflow(self, name: str, cert: str, namespace: str, ran: int, damaged: bool = False) -> None:
         groups = [{"name": f"g{i}", "nodes": [f"node-{i}"], "phase": "Running", "jobRef": f"job-{i}"} for i in range(ran)]
-        self.put(WORKFLOW, name, namespace, {LABEL_CERTIFICATION: cert}, spec=specs()[0],
+        self.put(WORKFLOW, name, namespace, {LABEL_CERTIFICATION: cert}, CERTIFICATION, spec=specs()[0],
                  status=5 if damaged else {"orchestration": {"groups": groups}})
 
     def job(self, name: str, workflow: str | None, namespace: str, phase: str, damaged: bool = False) -> None:
         status = 5 if damaged else {"conditions": [{"type": phase, "status": "True", "reason": phase, "message": "",
                                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
-        self.put(JOB, name, namespace, {LABEL_WORKFLOW: workflow} if workflow else {}, spec=specs()[1], status=status)
+        self.put(JOB, name, namespace, {LABEL_WORKFLOW: workflow} if workflow else {}, WORKFLOW, spec=specs()[1], status=status)
 
 
 def full_rebuild(cache: WatchCache, namespace: str | None) -> Snapshot:

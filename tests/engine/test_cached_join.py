@@ -34,9 +34,14 @@ class World:
         self.cache = WatchCache(MemoryStore(ManualClock(SIM_START)), (CERTIFICATION, WORKFLOW, JOB), label_keys=INDEXED_LABELS)
         self.rv = 0
 
-    def put(self, kind: Any, name: str, labels: dict[str, str], namespace: str = "default", **body: Any) -> Obj:
+    def put(self, kind: Any, name: str, labels: dict[str, str], namespace: str = "default", owner: Any = None, **body: Any) -> Obj:
+        """`owner`: the kind whose object (of the name the label gives) controls it, as the engine makes them."""
         self.rv += 1
-        obj = {"metadata": {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv)}, **body}
+        meta: Obj = {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv), "uid": uid(kind, namespace, name)}
+        if owner is not None:
+            parent = next(iter(labels.values()))
+            meta["ownerReferences"] = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": owner.kind, "name": parent, "uid": uid(owner, namespace, parent), "controller": True}]
+        obj = {"metadata": meta, **body}
         self.cache.observe(kind, obj)
         return obj
 
@@ -48,10 +53,14 @@ class World:
     def workflow(self, name: str, cert: str, phase: str = "Running", ran: int = 6, namespace: str = "default") -> Obj:
         """A Workflow whose groups ran Jobs <name>-job-0 to -<ran - 1> (a Job no group ran is not its)."""
         groups = [{"name": f"g{i}", "nodes": [], "phase": phase, "jobRef": f"{name}-job-{i}"} for i in range(ran)]
-        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, namespace, status={"phase": phase, "orchestration": {"groups": groups}})
+        return self.put(WORKFLOW, name, {LABEL_CERTIFICATION: cert}, namespace, CERTIFICATION, status={"phase": phase, "orchestration": {"groups": groups}})
 
     def job(self, name: str, workflow: str, phase: str = "Running", namespace: str = "default") -> Obj:
-        return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, namespace, status={"phase": phase})
+        return self.put(JOB, name, {LABEL_WORKFLOW: workflow}, namespace, WORKFLOW, status={"phase": phase})
+
+
+def uid(kind: Any, namespace: str, name: str) -> str:
+    return f"{kind.kind}:{namespace}/{name}"  # one per name: an object made again under its name is the same to these tests
 
 
 def as_data(view: CertificationView) -> list[tuple[Any, ...]]:
@@ -106,7 +115,7 @@ def test_a_kept_view_works_its_held_nodes_out_once(monkeypatch: pytest.MonkeyPat
 
     def workflow(*nodes: str) -> None:
         groups = [{"name": f"g{i}", "nodes": [node], "phase": "Running", "jobRef": f"wf-a-job-{i}"} for i, node in enumerate(nodes)]
-        world.put(WORKFLOW, "wf-a", {LABEL_CERTIFICATION: "cert-a"}, status={"phase": "Running", "orchestration": {"groups": groups}})
+        world.put(WORKFLOW, "wf-a", {LABEL_CERTIFICATION: "cert-a"}, owner=CERTIFICATION, status={"phase": "Running", "orchestration": {"groups": groups}})
 
     workflow("n1", "n2")
     join = CachedJoin(world.cache)
@@ -122,7 +131,7 @@ def test_a_kept_view_works_its_held_nodes_out_once(monkeypatch: pytest.MonkeyPat
 
 def test_a_join_refuses_lists_grouped_otherwise() -> None:
     cache = WatchCache(MemoryStore(ManualClock(SIM_START)), (WORKFLOW, JOB))
-    with pytest.raises(ValueError, match="grouped by certification"):
+    with pytest.raises(ValueError, match="grouped by controller"):
         CachedJoin(cache, CacheView(cache, WORKFLOW), CacheView(cache, JOB, group_by=LABEL_WORKFLOW))
 
 

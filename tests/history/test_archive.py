@@ -113,7 +113,8 @@ async def test_a_terminal_certification_waits_for_its_workflows(tmp_path: Path) 
         workflow = await store.create(WORKFLOW, {
             "apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
             "metadata": {"name": "c-wf", "namespace": "default", "labels": {"nvcre.nvidia.com/certification": "c"},
-                         "ownerReferences": [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"]}]},
+                         "ownerReferences": [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Certification", "name": "c", "uid": cert["metadata"]["uid"],
+                                                 "controller": True}]},
             "spec": {}})
         cache.observe(WORKFLOW, workflow)
         done = [{"type": "Failed", "status": "True", "reason": "X", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]

@@ -21,9 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.api.bodies import certification_status, creation_order, labels_of, meta_of
+from nvcre_tui.engine.api.bodies import certification_status, creation_order, meta_of
 from nvcre_tui.engine.api.damage import damaged_object
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION
 from nvcre_tui.engine.clock import format_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
@@ -236,10 +235,9 @@ class Archiver:
 
     def _workflows(self, cert: Obj) -> list[Obj]:
         meta = cert["metadata"]
-        found = self.cache.labelled(WORKFLOW, LABEL_CERTIFICATION, meta["name"]) if LABEL_CERTIFICATION in self.cache.label_keys else \
-            [wf for wf in self.cache.list(WORKFLOW) if labels_of(wf).get(LABEL_CERTIFICATION) == meta["name"]]
-        return [wf for wf in found if wf["metadata"].get("namespace") == meta.get("namespace")
-                and any(ref.get("uid") == meta.get("uid") for ref in wf["metadata"].get("ownerReferences") or [])]
+        # by owner, as the engine and the report join them (report/readmodel.py): a label removed by hand hides nothing
+        return [wf for wf in self.cache.controlled_by(str(meta.get("uid") or ""), WORKFLOW.kind)
+                if wf["metadata"].get("namespace") == meta.get("namespace")]
 
     def _wait_for_sync(self) -> None:
         if self._waiting is not None or not _loop_running():

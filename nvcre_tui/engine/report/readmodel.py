@@ -1,10 +1,12 @@
 """One read model of certifications (no Textual): each Certification joined once to its Workflows and their
 Jobs, in category order, with each category's recorded iterations.
 
-The join is by label inside the object's namespace, the way `kubectl get -n NS -l` would find them: Workflows by
-`nvcre.nvidia.com/certification`, Jobs by `nvcre.nvidia.com/workflow` (a namesake in another namespace is another
-certification); from lists (`Joined`) or, for the console, from the watch cache's label indexes
-(`views.join.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
+The join is by owner, as the engine follows it (WatchCache.controlled_by): a Workflow belongs to the Certification
+its controller ownerReference names by uid, a Job to its Workflow so; never by label (`nvcre.nvidia.com/certification`,
+`nvcre.nvidia.com/workflow`: metadata anyone may remove or edit on a shared cluster, whose loss hid a category and its
+evidence from the report while the engine still judged it; and a leftover of an earlier namesake carries the same
+label, never the same uid). From lists (`Joined`) or, for the console, from the watch cache's views grouped by
+controller (`views.join.CachedJoin`, which keeps each certification's view until one of its objects changes). The reports (text, JSON, JUnit, HTML),
 the console's views (dashboard, map, wall, node screen) and the history archive read certifications through
 this, so they cannot disagree about which objects belong together or which iteration a group ran in.
 """
@@ -17,16 +19,26 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of, workflow_spec
-from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, LABEL_CERTIFICATION, LABEL_WORKFLOW, WORKLOAD_PENDING
+from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, WORKLOAD_PENDING
 from nvcre_tui.engine.controllers.conditions import find, is_terminal, status_of
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
+from nvcre_tui.engine.names import controller_uid
 
 Obj = dict[str, Any]
 
 
-def _label(obj: Obj, key: str) -> str:
-    return str((obj["metadata"].get("labels") or {}).get(key) or "")
+def owner_uid(obj: Obj) -> str:
+    """An owner's uid, as its children's controller ownerReferences name it ("" for none: the join's key)."""
+    return str(obj["metadata"].get("uid") or "")
+
+
+def owned(children: Iterable[Obj], owner: Obj) -> list[Obj]:
+    """The `children` `owner` controls (their controller ownerReference names its uid), in the order given: the join,
+    for a reader that listed children by namespace, or by a label as a server-side filter only (it may hide none
+    of those it owns: list without one)."""
+    uid = owner_uid(owner)
+    return [child for child in children if uid and controller_uid(child) == uid]
 
 
 def namespace_of(obj: Obj) -> str:
@@ -185,12 +197,11 @@ class Join(Protocol):
     """Where a certification's Workflows and a Workflow's Jobs are found."""
 
     def workflows_of(self, cert: Obj) -> list[Obj]:
-        """The Workflows labelled with the certification's name in its namespace."""
+        """The Workflows the certification controls (their controller ownerReference names its uid)."""
         ...
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
-        """The Jobs the Workflow's groups ran (controllers.iterations.jobs_run), by name: another run's Job left
-        behind with its label is not one of them. The list may be shared with other readers (the console's cache
+        """The Jobs the Workflow's groups ran (controllers.iterations.jobs_run) of those it controls, by name. The list may be shared with other readers (the console's cache
         join keeps it): never change it."""
         ...
 
@@ -203,16 +214,16 @@ class Joined:
     def __init__(self, workflows: Sequence[Obj], jobs: Sequence[Obj]) -> None:
         self.workflows_by_cert: dict[tuple[str, str], list[Obj]] = {}
         for workflow in workflows:
-            self.workflows_by_cert.setdefault((namespace_of(workflow), _label(workflow, LABEL_CERTIFICATION)), []).append(workflow)
+            self.workflows_by_cert.setdefault((namespace_of(workflow), controller_uid(workflow) or ""), []).append(workflow)
         self.jobs_by_workflow: dict[tuple[str, str], list[Obj]] = {}
         for job in sorted(jobs, key=lambda j: j["metadata"]["name"]):
-            self.jobs_by_workflow.setdefault((namespace_of(job), _label(job, LABEL_WORKFLOW)), []).append(job)
+            self.jobs_by_workflow.setdefault((namespace_of(job), controller_uid(job) or ""), []).append(job)
 
     def workflows_of(self, cert: Obj) -> list[Obj]:
-        return self.workflows_by_cert.get((namespace_of(cert), str(cert["metadata"]["name"])), [])
+        return self.workflows_by_cert.get((namespace_of(cert), owner_uid(cert)), []) if owner_uid(cert) else []
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
-        return jobs_run(workflow, self.jobs_by_workflow.get((namespace_of(workflow), str(workflow["metadata"]["name"])), []))
+        return jobs_run(workflow, self.jobs_by_workflow.get((namespace_of(workflow), owner_uid(workflow)), []) if owner_uid(workflow) else [])
 
     def view(self, cert: Obj) -> CertificationView:
         return join_view(self, cert)

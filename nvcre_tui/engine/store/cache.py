@@ -24,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from nvcre_tui.engine.names import controller_uid
+
 from .errors import Forbidden, Gone, RetryableError, StoreError
 from .protocol import ResourceKind, ResourceStore
 

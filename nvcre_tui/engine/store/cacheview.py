@@ -1,5 +1,5 @@
 """One kind of a watch cache as a reader keeps it (of one namespace, less the objects it refuses), sorted and grouped
-by a label, kept from the cache's changes so that a read after a change works on the objects that changed.
+by a label or by controller (CONTROLLER: the uid its controller ownerReference names), kept from the cache's changes so that a read after a change works on the objects that changed.
 
 The console's informer read each changed kind whole at every refresh: sorted it, kept it to its namespace and looked
 up each object's damage check, then sorted and filtered a changed Workflow's Jobs again (about 70 % of an 11 ms
@@ -17,16 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from nvcre_tui.engine.names import controller_uid
+
 from .cache import Key, WatchCache
 from .protocol import ResourceKind
 
 Obj = dict[str, Any]
-GroupKey = tuple[str, str]  # (namespace or "", the label's value)
+GroupKey = tuple[str, str]  # (namespace or "", the label's value or the controller's uid)
+# group_by: by the uid of each object's controller (no label key is spelt so). The readers join children to owners so,
+# as the engine does (WatchCache.controlled_by): a label removed or edited by hand does not hide an owned child.
+CONTROLLER = "<controller uid>"
 
 
 @dataclass(eq=False)
 class LabelGroup:
-    """The kept objects of one namespace carrying one label value, by name, with a journal of the names that
+    """The kept objects of one namespace carrying one label value (or of one controller), by name, with a journal of the names that
     changed: `stamp` moves (never back, across the list's groups) whenever one joins, changes or leaves."""
 
     JOURNAL_SLACK: ClassVar[int] = 64  # journal entries kept beyond twice the group's size
@@ -98,7 +103,8 @@ class CacheView:
         return self._refused_list
 
     def group(self, namespace: str, value: str) -> LabelGroup | None:
-        """The kept objects of `namespace` whose `group_by` label is `value` (None: there are none)."""
+        """The kept objects of `namespace` whose `group_by` label is `value`, or (CONTROLLER) whose controller's uid is
+        `value` (None: there are none)."""
         self._catch_up()
         return self._groups.get((namespace, value))
 
@@ -167,6 +173,9 @@ class CacheView:
     def _group_key(self, key: Key, obj: Obj | None) -> GroupKey | None:
         if obj is None or self.group_by is None:
             return None
+        if self.group_by == CONTROLLER:
+            uid = controller_uid(obj)
+            return (key[0], uid) if uid is not None else None
         labels = obj["metadata"].get("labels")
         value = labels.get(self.group_by) if isinstance(labels, dict) else None
         return (key[0], value) if isinstance(value, str) else None  # as the cache's label index takes them

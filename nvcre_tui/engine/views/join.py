@@ -7,11 +7,10 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from nvcre_tui.engine.api.vocabulary import LABEL_CERTIFICATION, LABEL_WORKFLOW
 from nvcre_tui.engine.controllers.iterations import job_refs
-from nvcre_tui.engine.report.readmodel import CertificationView, join_view, namespace_of
+from nvcre_tui.engine.report.readmodel import CertificationView, join_view, namespace_of, owner_uid
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.cacheview import CacheView, LabelGroup
+from nvcre_tui.engine.store.cacheview import CONTROLLER, CacheView, LabelGroup
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW
 from nvcre_tui.engine.views.snapshot import Obj
 
@@ -29,7 +28,7 @@ class _RanJobs:
 
 
 class CachedJoin:
-    """The same join read from the cache's Workflows and Jobs grouped by label (store/cacheview.py), kept across
+    """The same join read from the cache's Workflows and Jobs grouped by controller (store/cacheview.py), kept across
     snapshots: a certification's view is rebuilt only when the Certification, one of its Workflows or one of their
     Jobs changed since it was built, and a Workflow's Jobs are patched with the Jobs that changed since (taken whole
     only when its groups ran other Jobs). Each group is of one namespace, so a namesake elsewhere is never joined;
@@ -37,24 +36,24 @@ class CachedJoin:
 
     def __init__(self, cache: WatchCache, workflows: CacheView | None = None, jobs: CacheView | None = None) -> None:
         self.cache = cache
-        self.workflows = workflows or CacheView(cache, WORKFLOW, group_by=LABEL_CERTIFICATION)
-        self.jobs = jobs or CacheView(cache, JOB, group_by=LABEL_WORKFLOW)
-        if self.workflows.group_by != LABEL_CERTIFICATION or self.jobs.group_by != LABEL_WORKFLOW:
-            raise ValueError("the join takes Workflows grouped by certification and Jobs grouped by Workflow")
+        self.workflows = workflows or CacheView(cache, WORKFLOW, group_by=CONTROLLER)
+        self.jobs = jobs or CacheView(cache, JOB, group_by=CONTROLLER)
+        if self.workflows.group_by != CONTROLLER or self.jobs.group_by != CONTROLLER:
+            raise ValueError("the join takes Workflows and Jobs grouped by controller")
         self._views: dict[tuple[str, str], tuple[tuple[object, ...], CertificationView]] = {}
         self._jobs: dict[tuple[str, str], _RanJobs] = {}
 
     def workflows_of(self, cert: Obj) -> list[Obj]:
-        group = self.workflows.group(namespace_of(cert), str(cert["metadata"]["name"]))
+        group = self.workflows.group(namespace_of(cert), owner_uid(cert))
         return group.objects() if group is not None else []
 
     def jobs_of(self, workflow: Obj) -> list[Obj]:
-        """Kept until the Workflow or one of the Jobs labelled with its name changes; then patched with the Jobs that
+        """Kept until the Workflow or one of the Jobs it controls changes; then patched with the Jobs that
         changed, or taken whole from the group when its groups ran other Jobs (or the group's journal no longer
         reaches back): a refresh after one Job changed costs that Job, not the Workflow's thousands."""
         at = (namespace_of(workflow), str(workflow["metadata"]["name"]))
         workflow_key = (id(workflow), workflow["metadata"].get("resourceVersion"))
-        group = self.jobs.group(*at)
+        group = self.jobs.group(at[0], owner_uid(workflow))
         stamp = group.stamp if group is not None else 0
         found = self._jobs.get(at)
         refs = found.refs if found is not None and found.workflow == workflow_key else job_refs(workflow)
@@ -103,10 +102,10 @@ class CachedJoin:
     def _key(self, cert: Obj) -> tuple[object, ...]:
         """What the view is built from: the Certification, its Workflows' group and each one's Jobs' group (their
         stamps never come back, even for a group gone and made again)."""
-        namespace, name = namespace_of(cert), str(cert["metadata"]["name"])
-        workflows = self.workflows.group(namespace, name)
+        namespace = namespace_of(cert)
+        workflows = self.workflows.group(namespace, owner_uid(cert))
         stamps = [workflows.stamp if workflows is not None else 0]
         for wf in workflows.objects() if workflows is not None else []:
-            jobs = self.jobs.group(namespace, str(wf["metadata"]["name"]))
+            jobs = self.jobs.group(namespace, owner_uid(wf))
             stamps.append(jobs.stamp if jobs is not None else 0)
         return (id(cert), cert["metadata"].get("resourceVersion"), *stamps)

@@ -279,7 +279,7 @@ class Engine:
                 return
             elif self._scope is not None and not self._scope(kind, cached):  # outside limit_to: an orphan is collected, nothing else is done
                 delay = None
-            elif await refuse_foreign_status(self.ctx, kind, obj):  # a status someone else wrote: failed, not reconciled
+            elif await refuse_foreign_status(self.ctx, kind, obj, self.world):  # a status someone else wrote: failed, not reconciled
                 delay = None
             else:
                 delay = await RECONCILERS[kind](self.ctx, obj, self.world)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.api.vocabulary import FOREIGN_STATUS, RESULT_FAILED
+from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FOREIGN_STATUS, RESULT_FAILED
 from nvcre_tui.engine.clock import ManualClock, SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
@@ -243,6 +243,48 @@ async def test_a_run_succeeded_by_hand_is_failed_and_its_workload_stopped(cluste
         assert (refused["status"]["phase"], refused["status"]["reason"]) == ("Failed", FOREIGN_STATUS)
         done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
         assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
+    finally:
+        for s in (admin, hand, sim_store, engine_store):
+            await s.close()
+
+
+async def test_a_certification_refused_mid_run_stops_its_workflows_jobs_and_runs(cluster) -> None:  # noqa: F811
+    """A Certification whose status a hand wrote while it ran was refused, but its Workflows and Jobs went on: pods held
+    GPUs for a certification that can no longer yield a result. Now they are stopped (the runs through the runner),
+    failed CertificationRefused, and the Certification's condition names them."""
+    server, kubeconfig, engine_kubeconfig, clock = cluster
+    admin = await store(kubeconfig, clock, "test-admin")
+    hand = await store(kubeconfig, clock, "kubectl-patch")
+    sim_store = await store(kubeconfig, clock, "nvcre-sim")
+    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
+    try:
+        for obj in install_objects(INSTALL_NAMESPACE):
+            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
+        fleet = SimulatedFleet(sim_store, clock, scenario)
+        await fleet.ensure_nodes()
+        runner = _StopsSaid(sim_store, clock, scenario, fleet)
+        engine = Engine(engine_store, clock, catalog(), runner)
+        await admin.create(CERTIFICATION, _certification())
+
+        async def running() -> bool:
+            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
+
+        assert await engine.run_until_settled(until=running, max_seconds=600)
+        [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
+        await hand.patch_status(CERTIFICATION, NAME, NAMESPACE, {"summary": {"result": "PASSED"}})
+        await engine.run_until_settled(max_seconds=60)
+        await engine.stop()
+
+        assert getattr(runner, "stopped", []) == [run["metadata"]["name"]]
+        [wf] = (await admin.list(WORKFLOW, NAMESPACE)).items
+        for child in (wf, *(await admin.list(JOB, NAMESPACE)).items):
+            failed = cond.find(child["status"]["conditions"], "Failed") or {}
+            assert (failed.get("status"), failed.get("reason")) == ("True", CERTIFICATION_REFUSED), child["metadata"]["name"]
+        done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        refusal = cond.find(done["status"]["conditions"], "Failed") or {}
+        assert refusal.get("reason") == FOREIGN_STATUS
+        assert f"; stopped its Workflow {wf['metadata']['name']} (their pods deleted, no node blamed); delete it" in refusal["message"]
     finally:
         for s in (admin, hand, sim_store, engine_store):
             await s.close()

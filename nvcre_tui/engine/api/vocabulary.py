@@ -219,6 +219,10 @@ NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
 # API server's managedFields name the writer; api/provenance.py): nothing in it was measured by nvcre, so no node was
 # tested by it either.
 FOREIGN_STATUS: Final = "StatusWrittenByAnother"
+# A Workflow's and a Job's reason when their Certification was refused for such a status while they ran: it can yield
+# no result any more, so they are stopped (their runs' pods deleted through the runner, freeing the GPUs); no node
+# blamed by it.
+CERTIFICATION_REFUSED: Final = "CertificationRefused"
 # A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
 # made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
 GROUP_NODES_EDITED: Final = "GroupNodesEdited"

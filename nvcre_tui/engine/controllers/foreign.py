@@ -1,6 +1,8 @@
 """Objects whose status someone other than nvcre wrote (api/provenance.py): the engine fails them, naming the fields
 and the writer in a condition and a Warning event, and reads such a child as failed that way meanwhile, so a Workflow
-or Job set to Succeeded by hand never passes its parent, and a Certification set to PASSED by hand never stands."""
+or Job set to Succeeded by hand never passes its parent, and a Certification set to PASSED by hand never stands. A
+Certification refused mid-run can yield no result: its running Workflows and Jobs are stopped (their runs through the
+runner, as every stop), each failed CertificationRefused, and its condition names them."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import certification_status, run_status
 from nvcre_tui.engine.api.provenance import foreign_status
-from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, RESULT_FAILED
+from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, FOREIGN_STATUS, RESULT_FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.base import EndedRelease, Runner
 from nvcre_tui.engine.store.errors import describe
-from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKLOADRUN, ResourceKind
+from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
+from nvcre_tui.engine.units import listed
 
 Obj = dict[str, Any]
 
@@ -28,13 +31,22 @@ class Context(Protocol):
     async def transition(self, kind: ResourceKind, obj: Obj, status: Obj, events: list[tuple[str, str, str]]) -> bool: ...
 
 
+class Children(Protocol):
+    """What the refusal reads of the reconcilers' World: an owner's children (controller references only)."""
+
+    def children_of(self, owner: Obj, kind: str) -> list[Obj]: ...
+
+
 ADVICE = "delete it and create it again"
 
 
-def refusal_message(kind: str, obj: Obj, foreign: str) -> str:
-    """`Certification default/x: status.summary written by kubectl-patch, not by nvcre: ...; delete it and create it again`."""
+def refusal_message(kind: str, obj: Obj, foreign: str, stopped: list[str] | None = None) -> str:
+    """`Certification default/x: status.summary written by kubectl-patch, not by nvcre: ...; delete it and create it again`,
+    naming the Workflows its refusal `stopped` before the advice."""
     meta = obj.get("metadata") or {}
-    return f"{describe(kind, str(meta.get('name') or '?'), meta.get('namespace'))}: {foreign}; {ADVICE}"
+    halted = (f"; stopped {'its Workflow' if len(stopped) == 1 else 'its Workflows'} {listed(stopped)} (their pods deleted, "
+              "no node blamed)") if stopped else ""
+    return f"{describe(kind, str(meta.get('name') or '?'), meta.get('namespace'))}: {foreign}{halted}; {ADVICE}"
 
 
 def _status(obj: Obj) -> Obj:
@@ -68,14 +80,16 @@ def _refused_already(kind: str, obj: Obj) -> bool:
     return True
 
 
-async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> bool:
+async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj, world: Children | None = None) -> bool:
     """Fail `obj` when someone other than nvcre wrote its status (once: nothing when failed so already); whether it had
-    such a status (the caller then reconciles it no further)."""
+    such a status (the caller then reconciles it no further). A Certification's running Workflows and Jobs are stopped
+    first, at every look (an engine that died between the two stops the rest), and the refusal names them."""
     foreign = foreign_status(kind.kind, obj)
     if foreign is None:
         return False
+    stopped = await _stop_children(ctx, obj, world) if kind is CERTIFICATION and world is not None else []
     if not _refused_already(kind.kind, obj):
-        message = refusal_message(kind.kind, obj, foreign)
+        message = refusal_message(kind.kind, obj, foreign, stopped)
         await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
         if kind is WORKLOADRUN:  # its workload goes on otherwise: a finished-looking run is never stopped, its GPUs held
             await ctx.runner.stop(obj)
@@ -85,6 +99,35 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj) -> b
         # now as any ended run is (a no-op once its Released condition says it was).
         await ctx.runner.release_ended(obj)
     return True
+
+
+async def _stop_children(ctx: Context, cert: Obj, world: Children) -> list[str]:
+    """Stop a refused Certification's running Workflows and their running Jobs: each unfinished run through the runner
+    (its pods deleted, the GPUs freed), each failed CertificationRefused. The names of its Workflows stopped so, by
+    this look or an earlier one."""
+    meta = cert.get("metadata") or {}
+    message = (f"stopped: its {describe(CERTIFICATION.kind, str(meta.get('name') or '?'), meta.get('namespace'))} was refused "
+               f"({FOREIGN_STATUS}) and can yield no result; its pods deleted, no node blamed")
+    stopped = []
+    for wf in world.children_of(cert, WORKFLOW.kind):
+        if not cond.is_terminal(wf):
+            for job in world.children_of(wf, JOB.kind):
+                if cond.is_terminal(job):
+                    continue
+                for run in world.children_of(job, WORKLOADRUN.kind):
+                    if run_status(run).get("phase") not in (SUCCEEDED, FAILED):
+                        await ctx.runner.stop(run)
+                await _stop(ctx, JOB, job, message)
+            await _stop(ctx, WORKFLOW, wf, message)
+        elif (cond.find(_status(wf).get("conditions"), FAILED) or {}).get("reason") != CERTIFICATION_REFUSED:
+            continue
+        stopped.append(str(wf["metadata"]["name"]))
+    return stopped
+
+
+async def _stop(ctx: Context, kind: ResourceKind, obj: Obj, message: str) -> None:
+    conditions = cond.with_phase(_status(obj).get("conditions"), FAILED, CERTIFICATION_REFUSED, message, ctx.now())
+    await ctx.transition(kind, obj, {"conditions": conditions, "completionTime": ctx.now()}, [("Warning", CERTIFICATION_REFUSED, message)])
 
 
 def as_nvcre_reads_it(kind: str, obj: Obj) -> Obj:

@@ -176,11 +176,13 @@ def _why_lines(history: list[dict[str, Any]]) -> list[str]:
     """Why the latest certification that did not pass the node failed it, each category in its words (the message the
     report gives beside the reason): REASON alone read `WorkloadFailed` with MEASURED `-` for a GPU that fell off the
     bus, the Xid said only in the JSON."""
-    from nvcre_tui.engine.report.text import blame_text
+    from nvcre_tui.engine.report.text import blame_text, failure_detail
 
     for entry in reversed(history):
-        # as the report's failed nodes say them: a suspect's blame is its whole group's (a hung group's Timeout), not its own
-        said = [f"  {c['category']}: {blame_text(str(c['reason']), c['state'] == 'suspect')} — {c['message']}" for c in entry["categories"]
+        # as the report's failed nodes say them: a suspect's blame is its whole group's (a hung group's Timeout), not its
+        # own; the checks that failed from the archived evidence (`busBandwidthGBps measured 264.81, expected value >= 300`),
+        # else the message
+        said = [f"  {c['category']}: {blame_text(str(c['reason']), c['state'] == 'suspect')} — {failure_detail(c)}" for c in entry["categories"]
                 if c["state"] != "passed" and c.get("reason") and c.get("message")]
         if said:
             return [f"why, in {entry['certification']} (the latest that did not pass it):", *said]

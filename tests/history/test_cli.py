@@ -235,6 +235,12 @@ def test_a_suspects_why_says_its_whole_group_was_blamed(tmp_path: Path, capsys: 
     why = out.index("why, in whole (the latest that did not pass it):")
     assert out[why + 1].startswith("  communication/nccl-all-reduce: ThresholdViolation (suspect: its whole group failed together, "
                                    "no node named) — "), out
+    # the checks it failed as the report's failed node says them (`measured ..., expected value >= 100000`), not the
+    # engine's message (`Threshold "busBandwidthGBps" violated: ...`)
+    assert main(["certification", "report", "whole", "--scenario", str(scenario), "--state", str(tmp_path / "s.db")]) == 1
+    reported = next(line for line in capsys.readouterr().out.splitlines() if "gpu-node-01" in line and " — " in line)
+    detail = reported.split(" — ", 1)[1].rsplit(" [", 1)[0]
+    assert "expected value >= 100000" in detail and out[why + 1].endswith(" — " + detail), (out[why + 1], reported)
 
 
 def test_nodes_table_fits_a_120_column_terminal(archive: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,11 +57,11 @@ def failure_blame(failure: Obj) -> str:
 
 
 def node_line(node: Obj) -> str:
-    detail = _detail(node)
+    detail = failure_detail(node)
     return f"{node['name']}: {failure_blame(node)}" + (f" — {detail}" if detail else "")
 
 
-def _detail(node: Obj) -> str:
+def failure_detail(node: Obj) -> str:
     """What is said beside a failed node: a diagnosis's verdict with its record (its message holds the check that
     failed too), else the checks that failed, else the message."""
     message = str(node.get("message") or "")
@@ -79,7 +79,7 @@ def failure_lines(failures: list[Obj], indent: str) -> list[str]:
     """Failed nodes, one line per distinct (reason, detail): identical failures of many nodes read once."""
     by_kind: dict[tuple[str, str, str], list[str]] = {}
     for node in failures:
-        by_kind.setdefault((failure_blame(node), _detail(node), node.get("category", "")), []).append(node["name"])
+        by_kind.setdefault((failure_blame(node), failure_detail(node), node.get("category", "")), []).append(node["name"])
     lines = []
     for (blame, detail, category), names in by_kind.items():
         where = f" [{category}]" if category else ""

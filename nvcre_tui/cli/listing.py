@@ -141,10 +141,15 @@ def row(cert: Obj, now: datetime, workflows: Sequence[Obj] | None = None, *, sta
         age = format_age(max(0.0, ((stamped_now or now) - parse_time(created)).total_seconds()))
     except (TypeError, ValueError):
         age = "-"
+    # A status someone other than nvcre wrote (api/provenance.py) is no result: FAILED, as the engine fails it, and none
+    # of its figures is shown ("-"): the row read `FAILED  1/1  0` of a summary set to PASSED by hand
+    foreign = foreign_status(CERTIFICATION.kind, cert) is not None
+    if foreign:
+        summary = {}
     # So far for one still running (now: the session's clock), as the dashboard counts it
-    timing = waited_and_ran_so_far(status, created, workflows, now, stamped_now or now) if workflows is not None else None
-    # A status someone other than nvcre wrote (api/provenance.py) is no result: FAILED, as the engine fails it
-    result = RESULT_FAILED if foreign_status(CERTIFICATION.kind, cert) is not None else str(summary.get("result") or "PENDING")
+    timing = (waited_and_ran_so_far(status, created, workflows, now, stamped_now or now)
+              if workflows is not None and not foreign else None)
+    result = RESULT_FAILED if foreign else str(summary.get("result") or "PENDING")
     waiting = waiting_of(cert, workflows) if result == RESULT_RUNNING else None
     return {
         "name": str(metadata.get("name") or ""), "namespace": str(metadata.get("namespace") or ""),

@@ -86,8 +86,11 @@ async def certification_report(session: Session, name: str, namespace: str, cons
     where = f"{path}: " if path else ""
     problem = damaged_object(CERTIFICATION.kind, cert)
     if problem:
-        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; "
-                                   "delete it from the store (or the store file) and run it again", newlines=False))
+        # a cluster has no store file: there it is deleted as any certification (on the simulator, a row too damaged
+        # to read may need its file moved away)
+        delete = "delete it from the store (or the store file)" if path else "delete it"
+        raise InputError(printable(f"{where}certification {namespace}/{name} is damaged: {problem}; {delete} and run it again",
+                                   newlines=False))
     # Its children by owner, as the engine joins them (report/readmodel.py): listed without a label selector, which
     # would hide a Workflow or Job whose label someone removed; Jobs listed once, not per Workflow.
     workflows = _undamaged(WORKFLOW.kind, owned((await session.store.list(WORKFLOW, namespace)).items, cert), where, console)

@@ -131,6 +131,7 @@ def test_report_and_list_do_not_take_a_status_passed_by_hand(tmp_path: Path, cap
         out, err = capsys.readouterr()
         assert "PASSED" not in out and "Traceback" not in err
         assert "certification default/by-hand is damaged: status.categoryStatuses" in err and "written by kubectl-edit, not by nvcre" in err
+        assert err.rstrip().endswith("; delete it and run it again"), err  # a cluster has no store file to delete it from
         assert main(["certification", "list", *flags]) == 2
         out, err = capsys.readouterr()
         [row] = out.splitlines()[1:]

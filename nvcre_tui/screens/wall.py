@@ -29,7 +29,7 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.queries import HistoryQuery
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.wall_subjects import wall_subjects
-from nvcre_tui.engine.session import store_now
+from nvcre_tui.engine.session import SimSession, store_now
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views.certifications import deleting_result
 from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
@@ -174,15 +174,15 @@ def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines:
 
 
 def last_archived(history: HistoryQuery | None) -> Mapping[str, Any] | None:
-    """The history's newest archived certification (of the session's own store), None when there is none or the
-    history cannot be read (the node screen says why)."""
+    """The history's newest archived certification (of the session's own store), with when it was archived
+    (`archivedAt`), None when there is none or the history cannot be read (the node screen says why)."""
     if history is None:
         return None
     try:
         archived = history.certifications(last=1)
+        return {**archived[-1], "archivedAt": history.archived_at(archived[-1]["id"])} if archived else None
     except InputError:
         return None
-    return archived[-1] if archived else None
 
 
 class Departed:
@@ -201,9 +201,13 @@ class Departed:
         self._present = now
 
 
-def none_left(shown: tuple[str, str] | None, gone: int, archived: Mapping[str, Any] | None, now: datetime) -> str:
+def none_left(shown: tuple[str, str] | None, gone: int, archived: Mapping[str, Any] | None, now: datetime, *,
+              wall_clock: bool = False) -> str:
     """The title with no certification in the store: `shown` (name, result) the last one this wall showed, `gone`
-    how many it saw in all that are no longer there; `archived` the history's newest (last_archived)."""
+    how many it saw in all that are no longer there; `archived` the history's newest (last_archived). `wall_clock`:
+    `now` is the wall clock (a cluster's session: store_now), which stamped its `archivedAt`, where its completionTime
+    may be a --sim-runner fleet's simulated time running ahead: it finished no later than it was archived (it said
+    "finished 0s ago" of one archived minutes before). On the simulator both are the fleet's time."""
     if shown is not None:
         name, result = shown
         others = gone - 1
@@ -212,7 +216,10 @@ def none_left(shown: tuple[str, str] | None, gone: int, archived: Mapping[str, A
                 else f"no certification left: {said} was deleted")
     if archived is not None:
         try:
-            ago = f", finished {format_age(max(0.0, (now - parse_time(archived.get('completionTime'))).total_seconds()))} ago"
+            ended = parse_time(archived.get('completionTime'))
+            if wall_clock and archived.get("archivedAt"):
+                ended = min(ended, parse_time(archived.get("archivedAt")))
+            ago = f", finished {format_age(max(0.0, (now - ended).total_seconds()))} ago"
         except ValueError:
             ago = ""
         return f"no certification left; the last archived: {archived.get('name')} {archived.get('result') or ''}".rstrip() + ago
@@ -376,7 +383,9 @@ class WallScreen(NvcreScreen):
             session = self.nvcre.session
             # the history is asked only when this wall showed none (at each refresh while the store holds none)
             archived = last_archived(session.history if session is not None and self._shown is None else None)
-            title = none_left(self._shown, self._departed.count, archived, self.nvcre.now())
+            title = none_left(self._shown, self._departed.count, archived,
+                              store_now(session) if session is not None else self.nvcre.now(),
+                              wall_clock=session is not None and not isinstance(session, SimSession))
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warnings = [said for said in (self.nvcre.store_warning(), self.nvcre.stall_warning()) if said]

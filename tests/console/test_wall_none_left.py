@@ -8,7 +8,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.screens.wall import last_archived, none_left
 
 from .harness import INTRA_NODE, certification_body, session_with
 
@@ -34,6 +36,8 @@ async def test_the_wall_says_the_certification_it_showed_was_deleted() -> None:
 async def test_a_new_wall_says_the_last_archived_one() -> None:
     session = await session_with(INTRA_NODE)
     assert session.history is not None and session.history.certifications()  # archived when it finished
+    archived = last_archived(session.history)
+    assert archived is not None and parse_time(archived["archivedAt"])  # when, on the wall clock of the process that archived it
     await session.store.delete(CERTIFICATION, "burn-in", "default")
     app = NvcreApp(session=session, live=False, wall=True)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -74,3 +78,12 @@ async def test_a_wall_left_running_remembers_no_certification_that_left() -> Non
         title = _title(app)
         assert title.startswith(f"no certification left: burn-in-{cycles - 1} (WAITING to start) and {cycles - 1} others were deleted"), title
         assert kept() == halfway  # nothing grew with the certifications that came and went
+def test_an_archived_one_a_simulated_clock_stamped_ahead_says_how_long_ago_it_was_archived_on_a_cluster() -> None:
+    """A --sim-runner engine stamps completionTime in simulated time, ahead of the wall clock: a new wall on the cluster
+    said "finished 0s ago" of a certification archived 6 minutes before (its end "in the future"). It finished no
+    later than it was archived, on the wall clock its `now` is (store_now); on the simulator both are the fleet's time."""
+    now = parse_time("2026-12-06T05:50:00Z")
+    archived = {"name": "train-long", "result": "PASSED", "completionTime": "2026-12-06T06:20:26Z", "archivedAt": "2026-12-06T05:44:00Z"}
+    assert none_left(None, 0, archived, now, wall_clock=True) == "no certification left; the last archived: train-long PASSED, finished 6m00s ago"
+    ended_on_time = {**archived, "completionTime": "2026-12-06T05:43:58Z"}  # a real engine's: archived a moment after it ended
+    assert none_left(None, 0, ended_on_time, now, wall_clock=True).endswith("finished 6m02s ago")

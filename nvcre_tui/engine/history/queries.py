@@ -461,6 +461,13 @@ class HistoryQuery:
                           "inconclusiveNodes": inconclusive})
         return found[-last:] if last else found
 
+    def archived_at(self, cert_id: int) -> str | None:
+        """When the archive recorded the certification of that row id (certifications()' `id`), on the wall clock of the
+        process that archived it (archive.write_record): on a cluster the clock its Age counts on, where its completionTime
+        may be a --sim-runner fleet's simulated time, ahead of it. None when the row is gone or holds none."""
+        rows = self._rows("SELECT archived_at FROM certifications WHERE id = ?", (cert_id,))
+        return str(rows[0]["archived_at"]) if rows and rows[0]["archived_at"] else None
+
     def report(self, name: str, namespace: str | None = None) -> Obj | None:
         """The report of the latest archived certification of that name."""
         scope, parameters = self._scope("certifications")

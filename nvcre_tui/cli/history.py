@@ -197,7 +197,8 @@ def certifications_command(args: argparse.Namespace) -> int:
         return 0
     # NODES and EXCLUDED NODES as the report counts them (its Nodes: and Excluded:)
     print_table(("NAME", "NAMESPACE", "RESULT", "COMPLETED", "NODES", "EXCLUDED NODES", "FAILED NODES", "SUSPECT NODES", "INCONCLUSIVE NODES", "SOURCE"),
-                [(r["name"], r["namespace"], r["result"] + (" (simulated)" if r["simulated"] else ""), r["completionTime"] or "-",
+                [(r["name"], r["namespace"], r["result"] + (" (refused)" if r["refused"] else "") + (" (simulated)" if r["simulated"] else ""),
+                  r["completionTime"] or "-",
                   *("-" if r[key] is None else r[key] for key in ("nodes", "excludedNodes", "failedNodes", "suspectNodes", "inconclusiveNodes")),
                   r["source"]) for r in rows])
     return 0

@@ -5,16 +5,20 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from nvcre_tui.cli import main
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history.baseline import baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.kube import load_target
 from nvcre_tui.engine.kube.session import KubeSession
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD, NODE, VALIDATION_REQUEST
-from tests.history.helpers import NAMESPACE, certify, fleet
+from nvcre_tui.engine.store.protocol import CERTIFICATION, CRD, JOB, NODE, VALIDATION_REQUEST
+from tests.history.helpers import NAMESPACE, certify, fleet, loopback
 from tests.history.sentinel import CRD as VR_CRD
 from tests.history.sentinel import NODE_CHANGES, REQUEST
 from tests.kube.cluster import installed, store_on
@@ -71,3 +75,48 @@ async def test_a_cluster_without_the_validationrequest_crd_has_no_nvsentinel(tmp
             assert [c["name"] for c in session.history.certifications()] == ["plain"]
         finally:
             await session.close()
+
+
+@pytest.mark.parametrize("by_hand", [
+    {"summary": {"result": "PASSED"}, "startTime": "2025-12-31T00:00:00Z"},  # the startTime stays the hand's: damaged
+    {"summary": {"result": "PASSED"}},  # the engine's refusal takes the hand's field over: read as nvcre's own FAILED
+])
+async def test_a_certification_refused_mid_run_is_archived_refused_with_no_node_result(tmp_path: Path, by_hand: dict[str, object],
+                                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A Certification whose status a hand wrote while it ran (refused: StatusWrittenByAnother) was taken for damaged by
+    the archiver and never archived, tried again by every process (or, once the engine's writes took the hand's fields
+    over, archived as any failure, with results). Now it is archived FAILED, marked refused with the engine's reason,
+    and no node passed or blamed by it."""
+    clock = ManualClock(SIM_START)
+    async with installed(tmp_path, clock=clock) as (_server, kubeconfig):
+        hand = await store_on(kubeconfig, clock, "kubectl-patch")
+        session = await open_on(kubeconfig, clock, tmp_path / "history.db")
+        try:
+            assert session.engine is not None and session.history is not None and session.archiver is not None
+            await session.store.create(CERTIFICATION, loopback("refused"))
+
+            async def running() -> bool:
+                return any(cond.phase(job) == "InProgress" for job in session.cache.list(JOB, NAMESPACE))
+
+            assert await session.engine.run_until_settled(until=running, max_seconds=3600)
+            await hand.patch_status(CERTIFICATION, "refused", NAMESPACE, by_hand)
+
+            async def refused() -> bool:
+                cert = session.cache.get(CERTIFICATION, "refused", NAMESPACE)
+                return cert is not None and cond.is_terminal(cert)
+
+            assert await session.engine.run_until_settled(until=refused, max_seconds=600)
+            session.archiver.flush(force=True)
+            [row] = session.history.certifications()
+            assert (row["name"], row["result"], row["nodes"], row["failedNodes"]) == ("refused", "FAILED", 0, 0)
+            assert row["refused"].startswith(f"Certification {NAMESPACE}/refused: {', '.join(f'status.{key}' for key in sorted(by_hand))} "
+                                             "written by kubectl-patch, not by nvcre")
+            assert row["completionTime"] is not None
+            assert session.history.node("gpu-node-02") == [] and session.archiver.errors == []
+        finally:
+            await session.close()
+        await hand.close()
+    capsys.readouterr()
+    assert main(["history", "certifications", "--history", str(tmp_path / "history.db")]) == 0
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("refused ")]
+    assert "FAILED (refused) (simulated)" in line

@@ -1,7 +1,9 @@
 """Archiving: every terminal Certification seen by a WatchCache is written to the history once.
 
-The archiver listens to the cache (`subscribe`) and reads a certification's Workflows (label
-nvcre.nvidia.com/certification, owned by its uid), their Jobs (owner uid) and the Nodes from the cache.
+The archiver listens to the cache (`subscribe`) and reads a certification's Workflows (those it controls, as the
+engine and the report join them), their Jobs (owner uid) and the Nodes from the cache. One whose status someone other
+than nvcre wrote (refused: api/provenance.py) is archived FAILED and marked refused with why, with no node result
+(record.refused_record); it was taken for damaged, never archived, and tried again by every process.
 It waits until every Workflow of the certification is terminal too (watches of different kinds arrive in
 any order), at most GRACE_SECONDS, and archives at once when the certification is deleted meanwhile.
 Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice; and on the
@@ -28,7 +30,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.db import has_run_key, open_history
 from nvcre_tui.engine.history.queries import HistoryQuery
-from nvcre_tui.engine.history.record import CertRecord, build_record
+from nvcre_tui.engine.history.record import CertRecord, build_record, refusal_of, refused_record
 from nvcre_tui.engine.outfiles import check_writable
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, ResourceKind
@@ -180,16 +182,20 @@ class Archiver:
     def _archive(self, uid: str, force: bool) -> bool:
         """Archive the pending certification `uid` (`force`: whatever its Workflows say); whether the history holds it."""
         cert = self.cache.get_by_uid(uid) or self._pending[uid][0]
-        problem = damaged_object(CERTIFICATION.kind, cert)
+        refusal = refusal_of(cert)
+        problem = damaged_object(CERTIFICATION.kind, cert) if refusal is None else None
         if problem:
             raise _Damaged(f"it is damaged: {problem}")
         workflows = self._workflows(cert)
-        if not force and not all(cond.is_terminal(wf) for wf in workflows):
+        if refusal is None and not force and not all(cond.is_terminal(wf) for wf in workflows):
             return False
         workflows = [wf for wf in workflows if not damaged_object(WORKFLOW.kind, wf)]  # left out, as the report does
         jobs = {wf["metadata"]["name"]: [job for job in self.cache.owned_by(wf["metadata"]["uid"], JOB) if not damaged_object(JOB.kind, job)]
                 for wf in workflows if wf["metadata"].get("uid")}
-        record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
+        if refusal is not None:  # no result nvcre measured: kept so (the history shows it was not one, and why)
+            record = refused_record(cert, refusal, [job for ran in jobs.values() for job in ran])
+        else:
+            record = build_record(cert, workflows, jobs, self.cache.list(NODE) if NODE in self.cache.objects else [])
         try:
             if write_record(self.connection, self.source, record, run=run_key(self.store_id, cert)):
                 _keep(self.archived, f"{record.namespace}/{record.name}")

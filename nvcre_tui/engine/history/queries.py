@@ -400,6 +400,8 @@ class HistoryQuery:
             "SELECT c.id, c.name, c.namespace, c.result, c.start_time, c.completion_time, c.source, "
             # the report says whether the simulated fleet played its runs (made-up measurements); unreadable: unknown
             "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.simulated') END AS simulated, "
+            # why nvcre refused it (a status another hand wrote: record.refused_record), else none
+            "CASE WHEN json_valid(c.report) THEN json_extract(c.report, '$.refused') END AS refused, "
             # a report that is no JSON object is damage, named: read as none, a simulated run would pass for a real one
             "CASE WHEN json_valid(c.report) THEN json_type(c.report) = 'object' ELSE 0 END AS report_readable, "
             # the nodes the report counts (its totalNodes: those held, less those excluded) and leaves out (its
@@ -457,6 +459,7 @@ class HistoryQuery:
             suspect = c["suspect"] if r["has_results"] else c["report.suspectNodes"]
             found.append({"id": c["id"], "name": c["name"], "namespace": c["namespace"], "result": c["result"], "startTime": c["start_time"],
                           "completionTime": c["completion_time"], "source": c["source"], "simulated": bool(r["simulated"]),
+                          "refused": None if r["refused"] is None else str(r["refused"]),
                           "nodes": nodes, "excludedNodes": excluded, "failedNodes": failed, "suspectNodes": suspect,
                           "inconclusiveNodes": inconclusive})
         return found[-last:] if last else found

@@ -15,18 +15,19 @@ measurement, an expression that cannot be evaluated), its diagnosis's verdict (t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_name
-from nvcre_tui.engine.api.vocabulary import LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, THRESHOLD_OUT_OF_REACH
+from nvcre_tui.engine.api.provenance import foreign_status
+from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, RESULT_FAILED, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
-from nvcre_tui.engine.report.model import category_report, report_of, whole_job_names
+from nvcre_tui.engine.report.model import category_report, how_run_fields, report_of, whole_job_names
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, category_titles
 from nvcre_tui.engine.views.nodes import node_states
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -182,3 +183,26 @@ def build_record(cert: Obj, workflows: Sequence[Obj], jobs_by_workflow: dict[str
     status = certification_status(cert)
     return CertRecord(cert["metadata"].get("uid") or "", cert["metadata"]["name"], cert["metadata"].get("namespace") or "",
                       report["result"], status.get("startTime"), status.get("completionTime"), report, results, baselines)
+
+
+def refusal_of(cert: Obj) -> str | None:
+    """Why nvcre refused a Certification whose status someone other than nvcre wrote (api/provenance.py): the engine's
+    refusal (its Failed condition, which stands once the engine's own writes took the hand's fields over), else what
+    of it the hand wrote; None: not refused."""
+    failed = cond.find(certification_status(cert).get("conditions"), FAILED)
+    if failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS:
+        return str(failed.get("message") or FOREIGN_STATUS)
+    return foreign_status(str(cert.get("kind") or "Certification"), cert)
+
+
+def refused_record(cert: Obj, refusal: str, jobs: Sequence[Obj]) -> CertRecord:
+    """The record of a refused Certification (`refusal`: refusal_of's why; `jobs`: its Workflows') as nvcre reads it: FAILED, marked `refused`
+    in its report with why, and no node result: its status is not (all) nvcre's, so no node passed or was blamed by it.
+    Completed when the engine refused it (its condition's time; unknown before), never at a time the hand wrote."""
+    failed = cond.find(certification_status(cert).get("conditions"), FAILED)
+    refused = failed if failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS else None
+    read = {**cert, "status": {"conditions": [refused] if refused else [], "summary": {"result": RESULT_FAILED}}}
+    record = build_record(read, [], {}, [])
+    # how it was run, from its Jobs too (a run the simulated fleet played stays marked so: its measurements made up)
+    return replace(record, result=RESULT_FAILED, completion_time=refused.get("lastTransitionTime") if refused else None,
+                   report={**record.report, **how_run_fields([cert, *jobs]), "result": RESULT_FAILED, "refused": refusal})

@@ -57,8 +57,14 @@ class Fleet:
         self.rv = 0
 
     def put(self, kind: Any, name: str, labels: dict[str, str], namespace: str = "default", **body: Any) -> None:
+        """Owned as the engine makes them (the read model joins by owner): a Workflow by its Certification, a Job by its
+        Workflow, named by the label the engine also sets (which the old informer joined by)."""
         self.rv += 1
-        self.cache.observe(kind, {"metadata": {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv)}, **body})
+        owner = {WORKFLOW: CERTIFICATION, JOB: WORKFLOW}.get(kind)
+        refs = [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": owner.kind, "name": parent, "uid": f"{owner.kind}:{namespace}/{parent}",
+                 "controller": True} for parent in labels.values()] if owner is not None else []
+        self.cache.observe(kind, {"metadata": {"name": name, "namespace": namespace, "labels": labels, "resourceVersion": str(self.rv),
+                                               "uid": f"{kind.kind}:{namespace}/{name}", "ownerReferences": refs}, **body})
 
 
 def _specs() -> tuple[dict[str, Any], dict[str, Any]]:

@@ -30,6 +30,9 @@ EXIT_OK, EXIT_FAILED = 0, 1
 STDIN = "-"
 # The `runs` of an nccl-tests output without run markers: how many runs it holds is not said, never 0 of 0
 NO_RUN_MARKERS = "not marked: no '# Collective test starting' line (older nccl-tests builds print none)"
+# From here a value is written as %g: its fixed-point digits past a float's 15 or so are noise, and 1e+308 made a
+# table thousands of columns wide (no measurement comes near it: parsers.measurements bounds them far below).
+HUGE = 1e15
 
 
 def register(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -203,6 +206,8 @@ def _fmt(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         value = stored_value(value)
+        if abs(value) >= HUGE:  # an implausible value (1e+308) as its verdict says it, not its 309 digits
+            return f"{value:g}"
         return f"{value:.4g}" if abs(value) < 1 else f"{value:.2f}"
     return str(value)
 

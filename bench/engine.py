@@ -78,8 +78,8 @@ class TimedRunner:
     async def reconcile_run(self, run: Obj) -> float | None:
         return await self._timed(self.inner.reconcile_run(run))
 
-    async def logs(self, run: Obj) -> list[str]:
-        return await self._timed(self.inner.logs(run))
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
+        return await self._timed(self.inner.logs(run, required=required))
 
     async def stop(self, run: Obj) -> None:
         await self._timed(self.inner.stop(run))

@@ -143,7 +143,7 @@ class RunnerLogs:
     runner: Runner
 
     async def lines(self, run: Obj) -> list[str]:
-        return await self.runner.logs(run)
+        return await self.runner.logs(run, required=False)  # a viewer: what was kept when a read fails
 
 
 async def _acquire(database: SqliteStore, role: str, seconds: float) -> tuple[LocalLease, bool]:

@@ -38,7 +38,7 @@ class ScriptedRunner:
                                       {"phase": self.phase, "exitCode": self.exit_code, "startTime": now, "completionTime": now})
         return None
 
-    async def logs(self, run: Obj) -> list[str]:
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
         return self.log_of(run)
 
     async def stop(self, run: Obj) -> None:

@@ -25,7 +25,7 @@ class FailingTicks:
     async def reconcile_run(self, run: Any) -> float | None:
         return None
 
-    async def logs(self, run: Any) -> list[str]:
+    async def logs(self, run: Any, *, required: bool = True) -> list[str]:
         return []
 
     async def stop(self, run: Any) -> None:

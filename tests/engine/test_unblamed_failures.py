@@ -269,7 +269,7 @@ class SilentRunner:
         self.inner, self.lines = inner, lines
         self.simulated = inner.simulated
 
-    async def logs(self, run: Obj) -> list[str]:
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
         return list(self.lines)
 
     def __getattr__(self, name: str) -> Any:

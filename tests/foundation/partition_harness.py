@@ -22,7 +22,7 @@ class IdleRunner:
     async def reconcile_run(self, run: dict[str, Any]) -> float | None:
         return None
 
-    async def logs(self, run: dict[str, Any]) -> list[str]:
+    async def logs(self, run: dict[str, Any], *, required: bool = True) -> list[str]:
         return []
 
     async def stop(self, run: dict[str, Any]) -> None:

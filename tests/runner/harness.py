@@ -55,8 +55,8 @@ class KubeletDriven:
     async def reconcile_run(self, run: Obj) -> float | None:
         return await self.runner.reconcile_run(run)
 
-    async def logs(self, run: Obj) -> list[str]:
-        return await self.runner.logs(run)
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
+        return await self.runner.logs(run, required=required)
 
     async def stop(self, run: Obj) -> None:
         await self.runner.stop(run)

@@ -249,6 +249,10 @@ MEASUREMENT_REMARKS: Final = "MeasurementRemarks"
 # carried to the Certification, and noted by the report (its category's `runNotes`) and the console's Job detail.
 RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED, MEASUREMENT_REMARKS)
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
+# A failed run's reasons whose Job's verdict its log does not decide (a pod Kubernetes took, a group node gone): the log is
+# read as evidence only, what was kept when the server fails the read (runners: `logs(required=False)`); a kubelet that
+# no longer answers (the gone or hung node's own) held the verdict, and the group's GPUs, for READ_PATIENCE_SECONDS.
+DECIDED_WITHOUT_LOG = frozenset({POD_DISRUPTED, NODE_NOT_FOUND})
 SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not place (a node's reason too)
 # The Job's reason when its pods were not made or not placed within the stall grace and no scheduler said why (a
 # missing controller or scheduler, not the nodes: a scheduler's Unschedulable names them, SchedulingBlocked), or were

@@ -158,7 +158,8 @@ async def _node_gone(ctx: Context, job: Obj, run: Obj, gone: list[str], *, runni
     else:
         reason, said, message = SCHEDULING_BLOCKED, "is not on the cluster", f"no Node {listed(gone)} on the cluster"
     failed = [{"name": n, "reason": reason, "message": f"Node {n} {said}"} for n in gone]
-    await _finish(ctx, job, run, FAILED, NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run) if running else None)
+    # the log is evidence here, not the verdict: what was kept when the gone node's kubelet no longer answers
+    await _finish(ctx, job, run, FAILED, NODE_NOT_FOUND, message, failed, log=await ctx.runner.logs(run, required=False) if running else None)
 
 
 async def _pending(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
@@ -305,12 +306,14 @@ async def _running(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -
     if elapsed >= budget and await _refreshed_still(ctx, run, "Running"):
         message = f"no result within timeoutPerJob {job['spec'].get('timeout')} (ran {format_duration(elapsed)})"
         failed = [{"name": name, "reason": TIMEOUT, "message": message} for name in group_nodes(job)]
-        await _finish(ctx, job, run, FAILED, "JobTimedOut", message, failed, log=await ctx.runner.logs(run))
+        # The log is evidence after the verdict: not required, or a hung node's kubelet that no longer answers (the API
+        # server's 500 on pods/log) held the timeout, and the group's GPUs, READ_PATIENCE_SECONDS past timeoutPerJob.
+        await _finish(ctx, job, run, FAILED, "JobTimedOut", message, failed, log=await ctx.runner.logs(run, required=False))
         return None
     look = budget - elapsed
     if multiplier := job["spec"].get("stallMultiplier"):
         seen = _progress_seen(ctx, job, run)
-        lines = await ctx.runner.logs(run)
+        lines = await ctx.runner.logs(run, required=True)  # the stall verdict is the log's: never judged from an outage's
         found = standing(lines, ctx.clock.now(), seen, multiplier=int(multiplier),
                          startup_seconds=float(job["spec"].get("startupStallTimeoutSeconds", STARTUP_STALL_SECONDS)))
         if found.stalled and await _refreshed_still(ctx, run, "Running"):
@@ -336,7 +339,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
         return None
     if reason == POD_DISRUPTED:  # a pod Kubernetes took from the run (a NoExecute taint, a drain): no evidence on a node
         message = _bounded(f"{state.get('message') or 'a pod of the run was deleted mid-run'}; no node blamed")
-        await _finish(ctx, job, run, FAILED, POD_DISRUPTED, message, [], log=await ctx.runner.logs(run))
+        await _finish(ctx, job, run, FAILED, POD_DISRUPTED, message, [], log=await ctx.runner.logs(run, required=False))  # evidence only
         return None
     if reason == NODE_NOT_FOUND:
         message = _bounded(state.get("message") or "a group node is gone from the cluster")
@@ -345,7 +348,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
         failed = [{"name": n, "reason": SCHEDULING_BLOCKED, "message": f"Node {n} is not on the cluster"} for n in gone]
         await _finish(ctx, job, run, FAILED, NODE_NOT_FOUND, message, failed)
         return None
-    lines = await ctx.runner.logs(run)
+    lines = await ctx.runner.logs(run, required=True)  # whom the failure blames is read in it
     detail = measure(_parser(job), lines)
     # The node at fault: where the output names one, else where the runner saw the pod fail (OOMKilled,
     # evicted, node lost: the Kubernetes runner's failedNode), else the whole group. A failure the measurements
@@ -370,7 +373,7 @@ async def _failed(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) ->
 
 
 async def _succeeded(ctx: Context, job: Obj, run: Obj, state: WorkloadRunStatus) -> float | None:
-    lines = await ctx.runner.logs(run)
+    lines = await ctx.runner.logs(run, required=True)  # measured: never from what an outage let through
     await ctx.slice.breathe()  # making a full-scale run's output and reading it (8,500 lines at 1,024 nodes): two slices
     result = measure(_parser(job), lines, job_spec(job)["workload"]["workloadRun"].get("gpusPerNode"))
     nodes = group_nodes(job)

@@ -24,8 +24,11 @@ class Runner(Protocol):
         """Advance one WorkloadRun; return seconds until it needs another look (None: only on change)."""
         ...
 
-    async def logs(self, run: Obj) -> list[str]:
-        """The run's output (launcher / rank-0 log): kubelet-timestamped lines without trailing newlines."""
+    async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
+        """The run's output (launcher / rank-0 log): kubelet-timestamped lines without trailing newlines. `required`: the
+        engine is to judge the run by it, so a read the server fails raises its retryable error (looked at again, for up
+        to kube/podlogs.READ_PATIENCE_SECONDS); not required (evidence after a verdict made otherwise, a viewer): what
+        was kept. A verdict its log does not decide must not wait on a kubelet that no longer answers."""
         ...
 
     async def stop(self, run: Obj) -> None:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import (DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
+from nvcre_tui.engine.api.vocabulary import (DECIDED_WITHOUT_LOG, DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
                                              JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED,
                                              TRAINJOB_NOT_RECONCILED,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
@@ -466,7 +466,8 @@ class KubernetesRunner:
         if result is not None:
             patch["logRef"] = result["metadata"]["name"]
         if verdict.phase == FAILED:
-            lines = await self.logs(run)  # read (and kept) before the pods go
+            # read (and kept) before the pods go; required where the Job is to judge the run by it
+            lines = await self.logs(run, required=verdict.reason not in DECIDED_WITHOUT_LOG)
             hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
             named = node_at_fault(lines, members, hosts)
             culprit = named.name if named else verdict.failed_node

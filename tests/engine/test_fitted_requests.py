@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_FITTED_SHARE, ANNOTATION_TEST_SCALE
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
@@ -100,6 +101,27 @@ def test_the_requests_fit_the_smallest_node_that_can_run_the_workload() -> None:
     assert excluded(category) == {"gpu-node-02": ("InsufficientResources", "79Gi memory allocatable, 80Gi requested"),
                                   "gpu-node-03": ("InsufficientResources", "19 cpu allocatable, 64 requested")}
     assert requests(nodes)["requests"] == {"cpu": "64", "memory": "80Gi"}
+
+
+def test_a_node_allocating_more_than_asked_but_whose_share_is_less_is_left_out() -> None:
+    """80% of 81Gi sets the 64Gi asked (the least); the 79Gi node allocates more than that, but a pod may ask only
+    80% of it (63Gi), the rest its other pods': kept, it would be unschedulable beside its daemonsets and blamed."""
+    nodes = l40s_nodes({"cpu": "128", "memory": "81Gi"}, {"cpu": "128", "memory": "79Gi"}, {"cpu": "128", "memory": "2000Gi"})
+    category = rendered(nodes)
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-03"]
+    assert excluded(category) == {"gpu-node-02": ("InsufficientResources", "79Gi memory allocatable, 64Gi requested: more than the 80% "
+                                                  "a pod may ask, the rest being the node's other pods' (daemonsets)")}
+    assert requests(nodes)["requests"] == {"cpu": "64", "memory": "64Gi"}
+    assert category.workflow.metadata.annotations == {ANNOTATION_TEST_SCALE: "full-scale", ANNOTATION_FITTED_SHARE: "0.8"}
+
+
+def test_the_categorys_own_resources_leave_out_only_nodes_allocating_less() -> None:
+    """Requests given as is have no share: a node allocating what they ask is kept, and no share is recorded."""
+    nodes = l40s_nodes({"cpu": "64", "memory": "256Gi"}, {"cpu": "64", "memory": "250Gi"}, {"cpu": "64", "memory": "249Gi"})
+    category = rendered(nodes, options="{resources: {requests: {cpu: '60', memory: 250Gi}}}")
+    assert category.discovery.names == ["gpu-node-01", "gpu-node-02"]
+    assert excluded(category) == {"gpu-node-03": ("InsufficientResources", "249Gi memory allocatable, 250Gi requested")}
+    assert category.workflow.metadata.annotations == {ANNOTATION_TEST_SCALE: "full-scale"}
 
 
 def test_nodes_all_leaving_less_than_the_workloads_least_are_refused_in_one_line() -> None:

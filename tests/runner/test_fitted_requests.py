@@ -99,3 +99,18 @@ def test_a_node_too_small_for_the_workload_is_left_out_on_the_cluster_as_in_the_
     assert report["excludedNodes"] == simulator_report("node-short-of-memory")["excludedNodes"]
     assert all(pod["spec"].get("nodeName") != "gpu-node-05" for pod in objects["pods"]) and objects["pods"]
     assert objects["denied"] == []
+
+
+def test_a_node_whose_share_is_below_the_ask_is_left_out_on_the_cluster_as_in_the_simulator(tmp_path: Path) -> None:
+    """node-below-its-share on the emulator: gpu-node-05 allocates 79Gi, more than the 64Gi a pod asks (80% of the
+    81Gi the others allocate), less than that ask's share. The Workflow's own discovery, reading the share render
+    recorded, leaves it out as render did, named; no pod is made for it, nothing blames it: INCOMPLETE."""
+    report, objects = asyncio.run(emulator_report(tmp_path, "node-below-its-share", trainer=False))
+    simulated = simulator_report("node-below-its-share")
+    assert comparable(report) == comparable(simulated)
+    assert (report["result"], report["failedNodes"]) == ("INCOMPLETE", [])
+    said = {"name": "gpu-node-05", "reason": "InsufficientResources", "message": "79Gi memory allocatable, 64Gi requested: "
+            "more than the 80% a pod may ask, the rest being the node's other pods' (daemonsets)"}
+    assert report["excludedNodes"] == [said] == simulated["excludedNodes"]
+    assert all(pod["spec"].get("nodeName") != "gpu-node-05" for pod in objects["pods"]) and objects["pods"]
+    assert objects["denied"] == []

@@ -47,6 +47,7 @@ EXPECT: dict[str, Expect] = {
     "mixed-gpu-architectures": Expect("INCOMPLETE", (OK,), {"a100-node-01": "OtherGPUArchitecture", "a100-node-02": "OtherGPUArchitecture"}),
     "node-short-of-gpus": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientGPUs"}),
     "node-short-of-memory": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientResources"}),
+    "node-below-its-share": Expect("INCOMPLETE", (OK,), {N[4]: "InsufficientResources"}),  # allocates more than asked
     "threshold-pass-two-metrics": Expect("PASSED", (OK,)),
     "threshold-fail-healthy-fleet": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),
     "threshold-range-pass": Expect("PASSED", (OK,)),

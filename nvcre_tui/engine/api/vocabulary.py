@@ -35,6 +35,9 @@ LABEL_SIMULATED = "nvcre.nvidia.com/simulated"  # "true" on the Nodes `--sim-run
 LABEL_INSTALL = "nvcre.nvidia.com/install"
 ANNOTATION_TEST_SCALE = "nvcre.nvidia.com/requested-test-scale"
 ANNOTATION_GROUP_NODES = "nvcre.nvidia.com/group-nodes"  # a Job's node names, comma-separated
+# On a Workflow whose cpu and memory requests render fitted to the nodes: the catalog's fitRequests.share, which its own
+# discovery checks each node by (fit.pod_shortfalls), as render did.
+ANNOTATION_FITTED_SHARE = "nvcre.nvidia.com/fitted-requests-share"
 ANNOTATION_SCHEMA_HASH = "nvcre.nvidia.com/schema-hash"  # on our CRDs: which schema `setup init` installed
 # On our CRDs too: the nvcre version whose `setup init` installed them, and its schema generation (an integer bumped with
 # every schema change), so that `setup status` and the engine say which is newer and an older init does not downgrade.

@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_sp
 from nvcre_tui.engine.api.fit import pod_requests
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
                                              LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
@@ -30,6 +30,7 @@ from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failure
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
 from nvcre_tui.engine.judging.untested import JOB_DELETED, JOB_DISOWNED, UNBLAMED_REASONS, tested_nothing
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
+from nvcre_tui.engine.planning.fitting import fitted_shares
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
 from nvcre_tui.engine.planning.platform import PlatformError
@@ -151,8 +152,9 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     except ValidationError:  # validated when the Workflow was made; a later edit only loses this check
         asked = {}
     tolerations = [item for item in run.get("tolerations") or [] if isinstance(item, dict)]
+    shares = fitted_shares((wf["metadata"].get("annotations") or {}).get(ANNOTATION_FITTED_SHARE))  # render's rule, render's share
     try:
-        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: asked, lambda platform, arch: tolerations)
+        found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: asked, lambda platform, arch: tolerations, shares)
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return

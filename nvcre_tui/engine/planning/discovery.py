@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.fit import shortfalls, taint_text, tolerates
+from nvcre_tui.engine.api.fit import pod_shortfalls, taint_text, tolerates
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.fit import allocatable
@@ -188,12 +189,14 @@ def _named_and_left_out(nodes: Sequence[Node], target: TargetSpec) -> list[Exclu
 
 def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[str, str], int],
              requests_needed: Callable[[str, str], Mapping[str, str]] | None = None,
-             tolerations: Callable[[str, str], Sequence[Mapping[str, Any]]] | None = None) -> Discovery:
+             tolerations: Callable[[str, str], Sequence[Mapping[str, Any]]] | None = None,
+             shares: Mapping[str, Decimal] | None = None) -> Discovery:
     """Select, exclude and sort. `gpus_needed(platform, architecture)` gives the per-node GPU request,
     `requests_needed` what a pod asks of the other resources (fit.pod_requests: memory, CPUs, hugepages, EFA, NICs
-    ...), `tolerations` the pods' own (the catalog's; the target's taintSelectors are added here). A node allocating
-    less than a pod asks could never take it: it is left out and named (InsufficientResources), not planned to fail
-    its group; one saying nothing of a resource is kept (an unknown amount is no limit).
+    ...), `tolerations` the pods' own (the catalog's; the target's taintSelectors are added here), `shares` the share
+    of a node's allocatable a pod may ask of each request fitted to the nodes (fit.pod_shortfalls, the one rule). A
+    node that cannot take the pod is left out and named (InsufficientResources), not planned to fail its group; one
+    saying nothing of a resource is kept (an unknown amount is no limit).
 
     Raises PlatformError when the selected nodes span several platforms.
     """
@@ -232,7 +235,7 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
         # A missing or zero count is kept: the device plugin may be restarting (reference A.3).
         if have and have < needed:
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientGPUs", message=f"{have} allocatable GPUs, {needed} needed"))
-        elif short := shortfalls(node, asked, missing_is_short=False):  # a missing count is kept, as for GPUs
+        elif short := pod_shortfalls(node, asked, shares or {}):  # a missing count is kept, as for GPUs
             excluded.append(ExcludedNode(name=node_name(node), reason="InsufficientResources", message="; ".join(short)))
         elif evicting := _untolerated_no_execute(node, tolerated, target.taint_selectors or []):
             excluded.append(ExcludedNode(name=node_name(node), reason="NoExecuteTaint", message=evicting))

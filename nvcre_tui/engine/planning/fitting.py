@@ -5,9 +5,9 @@ The catalog's figures (Megatron's 64 CPUs and 500Gi) suit the servers they were 
 run would wait out its pending bound to fail Unschedulable with nothing learnt. So a pod asks the catalog's figure, or,
 where the category's smallest node allocates less, `share` of that node's allocatable, the rest left to the
 daemonsets every node runs. A node whose share is below the entry's `least` cannot run the workload at all: the
-requests are fitted to the smallest node that can, and discovery then leaves out each node allocating less than they
-ask (InsufficientResources, named: a DIMM gone, a daemonset reserving more), so 254 nodes are certified and the 2
-small ones named rather than the whole category refused. Only where no node can is the category refused, in one line.
+requests are fitted to the smallest node that can, and discovery then leaves out each node of which they ask more than
+`share` (fit.pod_shortfalls; InsufficientResources, named: a DIMM gone, a daemonset reserving more), so 254 nodes are
+certified and the 2 small ones named rather than the whole category refused. Only where no node can is the category refused, in one line.
 """
 
 from __future__ import annotations
@@ -73,6 +73,17 @@ def fitted_requests(spec: WorkloadRunSpec, entry: CatalogEntry, nodes: Sequence[
                            f"({asked(have)}; the rest is its daemonsets'): target nodes with more")
         requests[resource] = asked(able[0])
     return requests
+
+
+def fitted_shares(share: object) -> dict[str, Decimal]:
+    """The share of a node's allocatable a pod may ask of each fitted resource (discovery's `shares`), from the
+    entry's fitRequests.share or the Workflow's ANNOTATION_FITTED_SHARE; {} without one, or one not a share (an
+    edited annotation: the nodes are then checked against allocatable alone)."""
+    try:
+        value = Decimal(str(share))
+        return dict.fromkeys(FITTED, value) if share is not None and 0 < value <= 1 else {}
+    except ArithmeticError:  # not a number (Decimal's InvalidOperation; a NaN refuses comparison)
+        return {}
 
 
 def with_requests(spec: WorkloadRunSpec, requests: dict[str, str] | None) -> WorkloadRunSpec:

@@ -27,14 +27,14 @@ from nvcre_tui.engine.api.resources import (
     WorkflowStatus,
     WorkloadRunSpec,
 )
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT, group_nodes_value
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, ANNOTATION_TEST_SCALE, LABEL_CERTIFICATION, LABEL_DOMAIN, LABEL_GPU_CLIQUE, LABEL_MANAGED_BY, LABEL_VARIANT, group_nodes_value
 from nvcre_tui.engine import dcgm_time
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
 from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unmatched_reason
-from nvcre_tui.engine.planning.fitting import FITTED, FitError, fitted_requests, with_requests
+from nvcre_tui.engine.planning.fitting import FITTED, FitError, fitted_requests, fitted_shares, with_requests
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
@@ -236,8 +236,9 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
 
     def discovered(fitted: dict[str, str] | None = None) -> Discovery:
         try:
+            shares = fitted_shares(entry.fit_requests.share) if fitted is not None and entry.fit_requests else {}
             return discover(nodes, target, _gpus_needed(catalog, user), _requests_needed(catalog, entry, user, counted, fitted),
-                            _tolerations_needed(catalog, entry, user))
+                            _tolerations_needed(catalog, entry, user), shares)
         except PlatformError as error:
             raise RenderError(str(error)) from None
 
@@ -464,7 +465,8 @@ def _workflow(
         "metadata": {
             "name": name, "namespace": cert.metadata.namespace or "default", "ownerReferences": owner,
             "labels": {LABEL_MANAGED_BY: "nvcre", LABEL_CERTIFICATION: cert.metadata.name, LABEL_DOMAIN: entry.domain, LABEL_VARIANT: entry.variant},
-            "annotations": {ANNOTATION_TEST_SCALE: scale},
+            "annotations": {ANNOTATION_TEST_SCALE: scale,  # the share its discovery checks nodes by, as render did
+                            **({ANNOTATION_FITTED_SHARE: str(entry.fit_requests.share)} if entry.fit_requests and _fits(entry, options) else {})},
         },
         "spec": {"jobTemplate": {"spec": job_spec}, "orchestration": orchestration},
     }

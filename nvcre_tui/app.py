@@ -40,7 +40,7 @@ from nvcre_tui.engine.store.created import made_by_this_create
 from nvcre_tui.engine.store.errors import AlreadyExists, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, ResourceStore
 from nvcre_tui.engine.store.readonly import ReadOnlyStore
-from nvcre_tui.engine.terminal import hold_terminal
+from nvcre_tui.engine.store.kube.terminal import hold_terminal
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.views.snapshot import Snapshot
 from nvcre_tui.engine.units import count
@@ -172,7 +172,7 @@ class NvcreApp(ThemedApp[None]):
 
     async def on_mount(self) -> None:
         # The screen is the console's: a kubeconfig exec plugin run now (a token refreshed mid-session) may not prompt
-        # over it, nor read the keys typed at it (engine.terminal)
+        # over it, nor read the keys typed at it (engine.store.kube.terminal)
         self._release_terminal = hold_terminal("the console")
         if self.session is None and self._opener is not None:
             # Opened in a worker, behind a screen that says so: a cluster may take seconds, or never answer, and keys

@@ -460,7 +460,7 @@ async def test_an_exec_plugin_is_told_it_is_interactive_as_kubectl_tells_it(tmp_
     from nvcre_tui.engine.store.kube import client
 
     monkeypatch.setattr(client, "stdin_is_terminal", lambda: stdin_terminal, raising=False)
-    monkeypatch.setattr("nvcre_tui.engine.terminal._holders", [], raising=False)  # no console left holding it by an earlier test
+    monkeypatch.setattr("nvcre_tui.engine.store.kube.terminal._holders", [], raising=False)  # no console left holding it by an earlier test
     script = ('case "$KUBERNETES_EXEC_INFO" in *\'"interactive": true\'*) t=true;; *) t=false;; esac; '
               'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"%s"}}\' "$t"')
     path = Path(_exec_kubeconfig(tmp_path / "told", "/bin/sh", ["-c", script]))

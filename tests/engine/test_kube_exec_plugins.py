@@ -58,7 +58,7 @@ async def test_a_plugin_told_it_is_interactive_reads_our_stdin(tmp_path: Path, m
     from nvcre_tui.engine.store.kube import client
 
     monkeypatch.setattr(client, "stdin_is_terminal", lambda: True)  # the pipe stands for the terminal the user answers on
-    monkeypatch.setattr("nvcre_tui.engine.terminal._holders", [])  # no console left holding it by an earlier test
+    monkeypatch.setattr("nvcre_tui.engine.store.kube.terminal._holders", [])  # no console left holding it by an earlier test
     taken = tmp_path / "taken"
     with stdin_holding(b"123456"):
         await load_target(exec_kubeconfig(tmp_path / "config", f"head -c 6 > '{taken}'; printf '%s' '{CREDENTIAL}'"), environ=NO_ENV)

@@ -28,7 +28,7 @@ from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import check_credential_fields, token_file_reader
 from .exec_cluster import checked_exec, with_cluster_info
-from ..terminal import terminal_holder
+from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
 if TYPE_CHECKING:  # the client itself is imported when a cluster is loaded: a simulated run or --help never pays for it

@@ -59,7 +59,7 @@ from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvide
 
 from ...kube.credential_fields import unsendable  # noqa: E402
 from ...kube.exec_cluster import CLUSTER_INFO_KEY  # noqa: E402
-from ...terminal import terminal_holder  # noqa: E402
+from .terminal import terminal_holder  # noqa: E402
 
 MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate and key: a few KiB
 

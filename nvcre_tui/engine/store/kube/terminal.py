@@ -1,6 +1,6 @@
 """Who holds the terminal: a full-screen console draws on it, so nothing else may prompt there.
 
-The console says it holds the terminal while it runs; kubeconfig exec credential plugins (store.kube.client) run then
+The console says it holds the terminal while it runs; kubeconfig exec credential plugins (client.py beside it) run then
 as without one: told they are not interactive, given no stdin, their stderr read rather than written over the screen,
 bounded in time. A plugin that needs the user (a browser login, an MFA code) fails in one line telling the user to
 refresh the credentials in a shell, as kubectl with the same kubeconfig would there. Textual-free: the console calls in.

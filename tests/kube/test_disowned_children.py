@@ -32,9 +32,9 @@ JOB_NAME = f"{WORKFLOW_NAME}-job"
 
 @pytest.mark.parametrize(("kind", "name", "expected"), [
     (WORKFLOW, WORKFLOW_NAME, ("WorkflowDisowned", f"Workflow {WORKFLOW_NAME}'s metadata.ownerReferences no longer name "
-                                                   f"Certification {NAME} as its controller (edited): its result is not taken")),
+                                                   f"Certification {NAME} as its controller (edited): its runs are stopped, its result not taken")),
     (JOB, JOB_NAME, ("JobDisowned", f"Job {JOB_NAME}'s metadata.ownerReferences no longer name Workflow {WORKFLOW_NAME} as its "
-                                    "controller (edited): its result is not taken; no node blamed")),
+                                    "controller (edited): its run is stopped, its result not taken; no node blamed")),
 ])
 async def test_a_child_disowned_mid_run_fails_its_part_instead_of_leaving_it_running(
         cluster, kind: ResourceKind, name: str, expected: tuple[str, str]) -> None:  # noqa: F811

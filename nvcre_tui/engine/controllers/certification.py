@@ -22,7 +22,9 @@ from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, 
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, Leftover, NameCollision, World
+from nvcre_tui.engine.controllers.disowned import end_disowned_workflow
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, nodes_by_group
+from nvcre_tui.engine.judging.untested import WORKFLOW_DISOWNED
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS
@@ -102,9 +104,13 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
         wf = workflows.get(name)
         if wf is None and status["status"] == IN_PROGRESS and (lost := await ctx.lost_child(WORKFLOW, name, cert)) is not None:
             if lost == DISOWNED:
-                status.update(status=FAILED, reason="WorkflowDisowned",
-                              message=(f"Workflow {name}'s metadata.ownerReferences no longer name Certification {cert['metadata']['name']} "
-                                       "as its controller (edited): its result is not taken"))
+                disowned = (f"Workflow {name}'s metadata.ownerReferences no longer name Certification {cert['metadata']['name']} "
+                            "as its controller (edited)")
+                said = f"{disowned}: its runs are stopped, its result not taken"
+                # the garbage collector no longer reaches it: it ends, and its runs give the GPUs back here
+                await end_disowned_workflow(ctx, world, name, cert["metadata"].get("namespace"), WORKFLOW_DISOWNED, said,
+                                            f"{disowned}: its run is stopped, its result not taken; no node blamed")
+                status.update(status=FAILED, reason=WORKFLOW_DISOWNED, message=said)
             else:
                 status.update(status=FAILED, reason="WorkflowDeleted", message=f"Workflow {name} was deleted before it finished")
             statuses.append(status)

@@ -21,6 +21,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
+from nvcre_tui.engine.controllers.disowned import end_disowned_job
 from nvcre_tui.engine.controllers.iterations import (TIMED_OUT_EVERYWHERE, blamed_members, blamed_nodes, timed_out_said, current_groups, diagnose_convictions, finished_iterations,
                                                      group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
@@ -64,9 +65,11 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         job = jobs.get(group.get("jobRef") or "")
         if group["phase"] == "Running" and job is None and (lost := await ctx.lost_child(JOB, group["jobRef"], wf)) is not None:
             if lost == DISOWNED:
-                group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DISOWNED,
-                             message=(f"Job {group['jobRef']}'s metadata.ownerReferences no longer name Workflow {wf['metadata']['name']} as "
-                                      "its controller (edited): its result is not taken; no node blamed"))
+                message = (f"Job {group['jobRef']}'s metadata.ownerReferences no longer name Workflow {wf['metadata']['name']} as "
+                           "its controller (edited): its run is stopped, its result not taken; no node blamed")
+                # the garbage collector no longer reaches it: its run, and the group's GPUs, are given back here
+                await end_disowned_job(ctx, world, group["jobRef"], wf["metadata"].get("namespace"), JOB_DISOWNED, message)
+                group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DISOWNED, message=message)
             else:
                 group.update(phase=FAILED, completionTime=ctx.now(), reason=JOB_DELETED,
                              message=f"Job {group['jobRef']} was deleted before the engine saw it finish; no node blamed")

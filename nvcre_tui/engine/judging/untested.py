@@ -11,12 +11,14 @@ from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RA
 from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
 
-__all__ = ["JOB_DELETED", "JOB_DISOWNED", "SERVICE_UNAVAILABLE", "UNBLAMED_REASONS", "tested_nothing"]
+__all__ = ["JOB_DELETED", "JOB_DISOWNED", "SERVICE_UNAVAILABLE", "UNBLAMED_REASONS", "WORKFLOW_DISOWNED", "tested_nothing"]
 
 SERVICE_UNAVAILABLE = "ServiceUnavailable"  # the Job's reason when the output blames a cluster service, not a node
 JOB_DELETED = "JobDeleted"  # a group's reason when its Job was deleted before it finished (the Workflow records it)
 # A group's reason when its Job stands but no longer names the Workflow as its controller (ownerReferences edited by hand)
 JOB_DISOWNED = "JobDisowned"
+# A category's reason when its Workflow stands but no longer names the Certification as its controller (the same edit)
+WORKFLOW_DISOWNED = "WorkflowDisowned"
 #: The Job reasons of a failure that blames no node.
 UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN, GROUP_NODES_EDITED,
                               *UNMEASURED_REASONS})

@@ -466,18 +466,19 @@ class KubernetesRunner:
         if result is not None:
             patch["logRef"] = result["metadata"]["name"]
         if verdict.phase == FAILED:
-            # read (and kept) before the pods go; required where the Job is to judge the run by it
-            lines = await self.logs(run, required=verdict.reason not in DECIDED_WITHOUT_LOG)
+            # read (and kept) before the pods go; required where the Job is to judge the run by it (every read here)
+            required = verdict.reason not in DECIDED_WITHOUT_LOG
+            lines = await self.logs(run, required=required)
             hosts = pod_hosts(pods, hostnames_of([n for n in nodes if n]))
             named = node_at_fault(lines, members, hosts)
             culprit = named.name if named else verdict.failed_node
             if culprit:
                 patch["failedNode"] = culprit
-            if culprit and not await self._own_log(run):
+            if culprit and not await self._own_log(run, required=required):
                 # The result pod's log says nothing (it never started, or was lost): the failure is in the
                 # log of the pod on the node at fault; read it now, before the pods are deleted.
                 blamed = next((pod for pod in pods if pod_node(pod) == culprit), None)
-                if blamed is not None and (await self.log_reader.read(blamed, _container(blamed), required=True)
+                if blamed is not None and (await self.log_reader.read(blamed, _container(blamed), required=required)
                                            or termination_messages(blamed)):
                     patch["logRef"] = blamed["metadata"]["name"]
                     self._remember(run, blamed)

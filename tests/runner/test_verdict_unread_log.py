@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.clock import parse_time
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
+from nvcre_tui.engine.clock import ManualClock, parse_time
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.kube.podlogs import READ_PATIENCE_SECONDS
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
+from nvcre_tui.engine.store import CERTIFICATION
+from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, NODE, POD, WORKLOADRUN
+from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.units import parse_duration
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
-from tests.kubeapi.kubelet import PodFault
-from tests.runner.harness import emulator_report, pods_caught_up, register_gpu_nodes
+from tests.kubeapi.kubelet import PodFault, TestKubelet
+from tests.runner.harness import KubeletDriven, emulator_report, pods_caught_up, register_gpu_nodes
 from tests.runner.test_log_pod import SPEC, _pod
-from tests.scenarios.harness import CASES
+from tests.scenarios.harness import CASES, NAMESPACE, catalog, start_certification
+
+Obj = dict[str, Any]
 
 # the kubelets behind the logs no longer answer: every pods/log read is the API server's 500 (dial tcp ...:10250)
 UNREAD = Fault(method="GET", path=r"/pods/[^/]+/log$", status=500)
@@ -87,3 +96,52 @@ async def test_a_disrupted_runs_end_does_not_wait_on_its_log_whatever_its_kept_l
         finally:
             await runner.close()
             await store.close()
+
+
+async def _node_deleted_mid_run(folder: Path) -> tuple[Obj, float]:
+    """The case's run by the Kubernetes runner (the test kubelet playing pods); once its pods run, every log read fails
+    and a group node's Node is deleted. The Job at the Certification's end, and how long after the deletion it ended."""
+    clock = ManualClock(SIM_START)
+    case = "threshold-pass-two-metrics"
+    scenario = load_scenario(CASES / case / "scenario.yaml")
+    async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
+        runner: KubernetesRunner | None = None
+        try:
+            await register_gpu_nodes(admin, clock, scenario)
+            name = await start_certification(admin, CASES / case / "cert.yaml")
+            cache = engine_cache(engine_store)
+            writer = WriteThroughStore(engine_store, cache)
+            runner = KubernetesRunner(writer, clock, engine_store)
+            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario)), cache=cache)
+            runner.connect(engine.queue.add, cache)
+
+            async def running() -> bool:
+                pods = (await admin.list(POD, NAMESPACE, label_selector=LABEL_JOB)).items
+                return bool(pods) and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+
+            async def ended() -> bool:
+                return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
+
+            assert await engine.run_until_settled(until=running, max_seconds=600)
+            server.faults.add(UNREAD)
+            deleted = clock.now()
+            await admin.delete(NODE, "gpu-node-03", None)
+            assert await engine.run_until_settled(until=ended, max_seconds=3600)
+            [job] = (await admin.list(JOB, NAMESPACE)).items
+            await engine.stop()
+            return job, (parse_time(job["status"]["completionTime"]) - deleted).total_seconds()
+        finally:
+            if runner is not None:
+                await runner.close()
+            await engine_store.close()
+            await admin.close()
+
+
+def test_a_node_deleted_mid_run_fails_its_job_at_once_whatever_its_log_read_meets(tmp_path: Path) -> None:
+    job, after = asyncio.run(_node_deleted_mid_run(tmp_path))
+    failed = cond.find(job["status"].get("conditions"), "Failed")
+    assert failed is not None and failed["reason"] == "NodeNotFound", job["status"].get("conditions")
+    assert [f["name"] for f in job["status"].get("failedNodes") or []] == ["gpu-node-03"], job["status"].get("failedNodes")
+    assert after < READ_PATIENCE_SECONDS / 2, f"the Job failed {after:.0f}s after its node was deleted: held by a log read the server failed"

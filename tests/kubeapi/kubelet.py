@@ -9,7 +9,8 @@ through pods/log. So the same certification on the simulator and here should end
 the engine only sees pods and their logs here.
 
 Faults the simulator has (xid, flaky, slow-gpu, unschedulable, hang) come from the scenario; a pod requesting more cpu
-or memory than its Node allocates is never bound (Pending, Unschedulable, as kube-scheduler leaves it); faults only
+or memory than its Node has left (allocatable less the requests of the pods already bound there, a daemonset's a test
+made) is never bound (Pending, Unschedulable, as kube-scheduler leaves it); faults only
 a cluster has are `PodFault`s: an image that cannot be pulled, OOMKilled, a node lost (NotReady) and a
 pod deleted mid-run.
 """
@@ -44,6 +45,22 @@ JOBSET = ResourceKind("jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets")
 PERIOD = 10.0  # seconds between log refreshes of a running pod
 OOM_EXIT, ERROR_EXIT = 137, 1
 STEP_LINE = re.compile(r"\biteration\s+\d+\s*/")  # Megatron's per-step line (printed by the last rank only)
+
+
+def _requested(pod: Obj, name: str) -> float:
+    """What a pod requests of `name` as kube-scheduler counts it: its containers and sidecars summed, or a plain init
+    container's if more (a limit alone stands for its request)."""
+    spec = pod.get("spec") or {}
+
+    def asked(container: Obj) -> float:
+        resources = container.get("resources") or {}
+        value = (resources.get("requests") or {}).get(name, (resources.get("limits") or {}).get(name))
+        return float(parse_quantity(value)) if value is not None else 0.0
+
+    inits = spec.get("initContainers") or []
+    sidecars = [c for c in inits if c.get("restartPolicy") == "Always"]
+    return max([sum(asked(c) for c in [*spec.get("containers", []), *sidecars]),
+                *(asked(c) for c in inits if c.get("restartPolicy") != "Always")])
 
 
 @dataclass(frozen=True)
@@ -390,26 +407,20 @@ class TestKubelet:
         self.server.set_pod_log(pod["metadata"]["namespace"], pod["metadata"]["name"], text)
 
     async def _no_room(self, pod: Obj, node: str) -> list[str]:
-        """The cpu and memory the pod requests beyond its Node's allocatable, as kube-scheduler counts them: its containers
-        and sidecars summed, or a plain init container's if more. A resource the Node does not list is no limit here."""
+        """The cpu and memory the pod requests beyond what its Node has left, as kube-scheduler's NodeResourcesFit counts
+        them: allocatable less the requests of the pods already bound there and not finished (a daemonset's, another
+        workload's). A resource the Node does not list is no limit here."""
         try:
             allocatable = ((await self.store.get(NODE, node)).get("status") or {}).get("allocatable") or {}
         except NotFound:
             return []
-        spec = pod.get("spec") or {}
-
-        def asked(container: Obj, name: str) -> float:
-            resources = container.get("resources") or {}
-            value = (resources.get("requests") or {}).get(name, (resources.get("limits") or {}).get(name))
-            return float(parse_quantity(value)) if value is not None else 0.0
-
-        inits = spec.get("initContainers") or []
-        sidecars = [c for c in inits if c.get("restartPolicy") == "Always"]
+        bound = [other for other in (await self.store.list(POD, field_selector=f"spec.nodeName={node}")).items
+                 if (other.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+                 and other["metadata"].get("uid") != pod["metadata"].get("uid")]
         short = []
         for name in ("cpu", "memory"):
-            need = max([sum(asked(c, name) for c in [*spec.get("containers", []), *sidecars]),
-                        *(asked(c, name) for c in inits if c.get("restartPolicy") != "Always")])
-            if name in allocatable and need > float(parse_quantity(allocatable[name])):
+            taken = sum(_requested(other, name) for other in bound)
+            if name in allocatable and _requested(pod, name) > float(parse_quantity(allocatable[name])) - taken:
                 short.append(name)
         return short
 

@@ -36,9 +36,13 @@ spec:
 """
 
 
-async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+DAEMON = "node-agent-gpu-node-01"
+
+
+async def _started(folder: Path, daemon_memory: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """The run's status, the cluster's Nodes, the batch Job the runner created for the category's group, and its pods
-    once the test kubelet had the time to place them."""
+    once the test kubelet had the time to place them; `daemon_memory`: what a daemonset's pod already bound to
+    gpu-node-01 requests (kube-scheduler counts it against the Node's allocatable)."""
     scenario = folder / "scenario.yaml"
     scenario.write_text(json.dumps({"name": "l40s", "seed": 1, "nodes": [
         {"count": 2, "gpuProduct": "NVIDIA-L40S", "providerID": "onprem://{index}"}]}))
@@ -52,6 +56,9 @@ async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
                 node = await admin.get(NODE, name)
                 allocatable = {**node["status"]["allocatable"], "cpu": "127900m", "memory": "491Gi"}
                 await admin.patch_status(NODE, name, None, {"allocatable": allocatable}, None)
+            if daemon_memory is not None:
+                await admin.create(POD, {"metadata": {"name": DAEMON, "namespace": "default"}, "spec": {"nodeName": NODES[0], "containers": [
+                    {"name": "agent", "image": "agent", "resources": {"requests": {"memory": daemon_memory}}}]}})
             nodes = (await admin.list(NODE)).items
             catalog = default_catalog()
             rendered = render_certification(certification_from_text("c.yaml", CERT, catalog), nodes, catalog, "c.yaml")[0]
@@ -62,14 +69,15 @@ async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
             runner = KubernetesRunner(admin, clock, admin, trainer=False)
             try:
                 await runner.reconcile_run(created)
+                kubelet = TestKubelet(admin, server, clock, fleet)
+                for _ in range(3):  # the pods made, then (the scheduling time past) placed
+                    await kubelet.step()
+                    clock.advance(fleet.physics.scheduling_sec + 1)
+                await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))  # what it makes of them
             finally:
                 await runner.close()
             run = await admin.get(WORKLOADRUN, "cert-job-run", "default")
-            kubelet = TestKubelet(admin, server, clock, fleet)
-            for _ in range(3):  # the pods made, then (the scheduling time past) placed
-                await kubelet.step()
-                clock.advance(fleet.physics.scheduling_sec + 1)
-            pods = (await admin.list(POD, "default")).items
+            pods = [pod for pod in (await admin.list(POD, "default")).items if pod["metadata"]["name"] != DAEMON]
             return run["status"], nodes, await admin.get(BATCH_JOB, "cert-job-workload", "default"), pods
         finally:
             await admin.close()
@@ -77,7 +85,7 @@ async def _started(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
 
 def test_training_pods_fit_nodes_allocating_less_than_the_catalogs_figures(tmp_path: Path) -> None:
     status, nodes, job, pods = asyncio.run(_started(tmp_path))
-    assert status["phase"] == "Scheduling", status
+    assert status["phase"] == "Running", status  # the runner, looking again once the kubelet placed them
     # placed and running (before: Pending, Unschedulable, `0/1 nodes are available: 1 Insufficient memory.`)
     assert sorted((p["spec"].get("nodeName"), p["status"]["phase"]) for p in pods) == [(name, "Running") for name in NODES], \
         [p["status"] for p in pods]
@@ -85,6 +93,27 @@ def test_training_pods_fit_nodes_allocating_less_than_the_catalogs_figures(tmp_p
     assert pod["containers"][0]["resources"]["requests"]["memory"] == "392Gi"  # 80% of 491Gi
     # the scheduler's fit rule, which the runner blames unplaced members by: before, "491Gi memory allocatable, 500Gi requested"
     assert {node["metadata"]["name"]: cannot_host(node, pod) for node in nodes} == dict.fromkeys(NODES)
+
+
+def test_a_daemonsets_requests_within_the_share_left_leave_the_pods_room(tmp_path: Path) -> None:
+    """A daemonset's pod requesting 90Gi on gpu-node-01: 392Gi (80% of 491Gi) still fits beside it, as kube-scheduler
+    counts (allocatable less the bound pods' requests): both pods placed."""
+    status, _, _, pods = asyncio.run(_started(tmp_path, daemon_memory="90Gi"))
+    assert sorted((p["spec"].get("nodeName"), p["status"]["phase"]) for p in pods) == [(name, "Running") for name in NODES], \
+        [p["status"] for p in pods]
+
+
+def test_a_node_whose_other_pods_hold_more_than_the_share_left_keeps_the_pod_pending_blaming_no_node(tmp_path: Path) -> None:
+    """A daemonset's pod requesting 120Gi on gpu-node-01 leaves 371Gi, less than the 392Gi asked: the test kubelet, as
+    kube-scheduler, leaves the pod Pending (Insufficient memory; before, it counted allocatable alone and ran it). By
+    its Node object gpu-node-01 could take the pod, so the run waits Unschedulable and convicts no node."""
+    status, _, _, pods = asyncio.run(_started(tmp_path, daemon_memory="120Gi"))
+    placed = {p["spec"].get("nodeName"): p["status"].get("phase") for p in pods if p["spec"].get("nodeName")}
+    assert placed == {NODES[1]: "Running"}, [p["status"] for p in pods]
+    waiting = [p["status"]["conditions"][0] for p in pods if not p["spec"].get("nodeName")]
+    assert [(c["reason"], c["message"]) for c in waiting] == [("Unschedulable", "0/1 nodes are available: 1 Insufficient memory.")]
+    assert (status["phase"], status.get("reason")) == ("Scheduling", "Unschedulable"), status
+    assert "could take their pods" in status["message"] and NODES[0] not in status["message"], status
 
 
 def test_a_node_too_small_for_the_workload_is_left_out_on_the_cluster_as_in_the_simulator(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ import pytest
 import yaml
 
 from nvcre_tui.engine.kube import load_target
+from tests.kubeapi import ApiServer
+from tests.kubeapi.fixtures import apiserver  # noqa: F401 - the fixture
 
 NO_ENV: dict[str, str] = {"HOME": "/nonexistent-home"}
 CREDENTIAL = '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t-1"}}'
@@ -158,3 +161,87 @@ async def test_an_exec_env_entry_without_a_value_has_the_empty_one(tmp_path: Pat
     path.write_text(yaml.safe_dump(config))
     target = await load_target(str(path), environ=NO_ENV)
     assert target.configuration.api_key["BearerToken"] == "Bearer t-1" and (tmp_path / "seen").read_text() == ""
+
+
+def counting_plugin(folder: Path, tokens: str, expires: str | None) -> str:
+    """A plugin script handing out `<tokens>-N` at its Nth run (`tokens` alone when it ends in `!`: always the same)."""
+    expiry = f',"expirationTimestamp":"{expires}"' if expires else ""
+    token = tokens.rstrip("!") if tokens.endswith("!") else f"{tokens}-$n"
+    return (f'n=$(cat "{folder}/runs" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{folder}/runs"; '
+            'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+            f'"status":{{"token":"%s"{expiry}}}}}\' "{token}"')
+
+
+def on_the_emulator(path: Path, server: ApiServer, script: str) -> str:
+    """exec_kubeconfig's, pointing at `server`."""
+    exec_kubeconfig(path, script, interactiveMode="Never")
+    config = yaml.safe_load(path.read_text())
+    config["clusters"][0]["cluster"]["server"] = server.url
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+@pytest.mark.parametrize("expires", [None, "2999-01-01T00:00:00Z"], ids=["no-expiry", "far-expiry"])
+async def test_a_refused_exec_token_runs_the_plugin_again_once(tmp_path: Path, apiserver: ApiServer,  # noqa: F811
+                                                               expires: str | None) -> None:
+    """client-go runs the plugin again on a 401; nvcre ran it again only past the expirationTimestamp it gave, so a
+    token revoked or rotated before (or a plugin giving none) was refused for as long as the engine ran."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.store import CONFIGMAP
+    from nvcre_tui.engine.store.kube import KubeStore
+
+    apiserver.add_token("t-1", "alice", ["system:masters"])
+    target = await load_target(on_the_emulator(tmp_path / "config", apiserver, counting_plugin(tmp_path, "t", expires)), environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        assert (await store.list(CONFIGMAP, "default")).items == []
+        del apiserver.tokens["t-1"]  # revoked
+        apiserver.add_token("t-2", "alice", ["system:masters"])
+        together = await asyncio.gather(*(store.list(CONFIGMAP, "default") for _ in range(3)))  # each refused, then sent again
+        assert [listed.items for listed in together] == [[], [], []]
+        assert [r.status for r in apiserver.requests].count(401) == 3
+        assert (tmp_path / "runs").read_text().strip() == "2"  # once for the three refused together
+        assert (await store.list(CONFIGMAP, "default")).items == []
+        assert (tmp_path / "runs").read_text().strip() == "2"  # its new token in hand: not run at each request
+    finally:
+        await store.close()
+
+
+async def test_a_plugin_handing_out_a_refused_token_is_run_again_once_and_said_unauthorized(tmp_path: Path,
+                                                                                           apiserver: ApiServer) -> None:  # noqa: F811
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.store import CONFIGMAP
+    from nvcre_tui.engine.store.errors import Unauthorized
+    from nvcre_tui.engine.store.kube import KubeStore
+
+    target = await load_target(on_the_emulator(tmp_path / "config", apiserver, counting_plugin(tmp_path, "revoked!", None)), environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        with pytest.raises(Unauthorized, match=r"^ConfigMap in namespace default: Unauthorized \(the API server refused"):
+            await store.list(CONFIGMAP, "default")
+        assert (tmp_path / "runs").read_text().strip() == "2"  # loaded, then once on the 401: no loop
+    finally:
+        await store.close()
+
+
+async def test_a_watch_refused_its_exec_token_runs_the_plugin_again(tmp_path: Path, apiserver: ApiServer) -> None:  # noqa: F811
+    """A watch reopened after its token was revoked (the engine's watches last for hours) is refused as a request is."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.store import CONFIGMAP
+    from nvcre_tui.engine.store.kube import KubeStore
+    from tests.store.fixtures import take
+
+    apiserver.add_token("t-1", "alice", ["system:masters"])
+    target = await load_target(on_the_emulator(tmp_path / "config", apiserver, counting_plugin(tmp_path, "t", None)), environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        since = str(apiserver.resource_version)
+        await store.create(CONFIGMAP, {"metadata": {"name": "seen", "namespace": "default"}})
+        del apiserver.tokens["t-1"]
+        apiserver.add_token("t-2", "alice", ["system:masters"])
+        watch = store.watch(CONFIGMAP, "default", resource_version=since)
+        assert await take(watch, 1) == [("ADDED", "seen")]
+        await watch.aclose()
+        assert (tmp_path / "runs").read_text().strip() == "2"
+    finally:
+        await store.close()

@@ -14,8 +14,8 @@ import logging
 import os
 import ssl
 import urllib.parse
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,10 @@ class KubeTarget:
     # `kubeconfig /path, user u` when that user holds no credentials at all (a 401 then says so), else None
     without_credentials: str | None = None
     compression: bool = True  # answers may come gzip-compressed; the cluster's disable-compression: true says not
+    # An exec plugin's token refused (401): given the Authorization sent, runs the plugin again (whatever its
+    # expirationTimestamp said) unless another request already did; whether a credential other than the refused one is
+    # now in hand (client-go's refresh on a 401, once per failing credential). None for other users.
+    renew_credentials: Callable[[str], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
 
 
 def shown_server(url: str) -> str:
@@ -325,7 +329,9 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                if path and entry.get(field)}
     _check_tls(configuration, f"kubeconfig {where}, context {chosen}", written)
     user = loader._user  # the library keeps the resolved user here
-    if user is not None and "exec" in user and hasattr(loader, "exec_plugin_expiry"):
+    renew = None
+    if user is not None and "exec" in user and hasattr(loader, "token"):  # a token (a client certificate: never renewed)
+        renew = _renew_exec_token(configuration, loader)
         _refresh_exec_token(configuration, loader)
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
         _reread_token_file(configuration, filled["token"][1])
@@ -333,7 +339,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
     return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
-                      without_credentials=bare, compression=cluster.get("disable-compression") is not True)
+                      without_credentials=bare, compression=cluster.get("disable-compression") is not True, renew_credentials=renew)
 
 
 def _as_the_library_reads(merged: dict[str, Any], chosen: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -403,20 +409,46 @@ def _unattended() -> str | None:
     return None if stdin_is_terminal() else "and there is no terminal to log in on"
 
 
-def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
-    """Re-run an exec credential plugin when its token expires (the engine runs for hours); bounded in time where nobody
-    can answer it (every request waits on it)."""
+async def _run_exec_plugin(loader: KubeConfigLoader) -> None:
+    """The loader's exec plugin run (a no-op until its token's expirationTimestamp), bounded in time where nobody can
+    answer it (every request waits on it)."""
     from ..store.kube.client import ConfigException
 
+    unattended = _unattended()
+    try:
+        await asyncio.wait_for(loader.load_from_exec_plugin(), None if unattended is None else EXEC_PLUGIN_SECONDS)
+    except TimeoutError:
+        raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
+
+
+def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
+    """Re-run an exec credential plugin when its token expires (the engine runs for hours); one whose last answer gave
+    no expirationTimestamp only when its token is refused (_renew_exec_token)."""
+
     async def refresh(config: Configuration, *_: object) -> None:
-        unattended = _unattended()
-        try:  # a no-op until the token's expirationTimestamp
-            await asyncio.wait_for(loader.load_from_exec_plugin(), None if unattended is None else EXEC_PLUGIN_SECONDS)
-        except TimeoutError:
-            raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
-        config.api_key["BearerToken"] = loader.token
+        if hasattr(loader, "exec_plugin_expiry"):  # else the library would run it at every request
+            await _run_exec_plugin(loader)
+            config.api_key["BearerToken"] = loader.token
 
     configuration.refresh_api_key_hook = refresh
+
+
+def _renew_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> Callable[[str], Awaitable[bool]]:
+    """KubeTarget.renew_credentials for an exec plugin's token. A plugin that gave no expirationTimestamp was never run
+    again, so a token revoked or rotated (an IdP session ended, a short-lived token past its lifetime) was refused for
+    as long as the engine ran; client-go runs it again on a 401, as this does. Requests refused together run it once."""
+    lock = asyncio.Lock()
+
+    async def renew(refused: str) -> bool:
+        async with lock:
+            if configuration.api_key.get("BearerToken") == refused:  # not renewed since by another request
+                if hasattr(loader, "exec_plugin_expiry"):  # refused before its expiry: run it anyway; the answer
+                    del loader.exec_plugin_expiry  # sets it again if it gives one
+                await _run_exec_plugin(loader)
+                configuration.api_key["BearerToken"] = loader.token
+            return configuration.api_key.get("BearerToken") != refused
+
+    return renew
 
 
 def _from_service_account(directory: Path, environ: Mapping[str, str], namespace: str | None) -> KubeTarget:

@@ -63,7 +63,8 @@ class KubeStore:
         self.watch_patience = watch_patience
         self.stats = RequestStats()
         self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
-                                    request_timeout, without_credentials=target.without_credentials, compression=target.compression)
+                                    request_timeout, without_credentials=target.without_credentials, compression=target.compression,
+                                    renew_credentials=target.renew_credentials)
 
     # ----- reads -------------------------------------------------------------------------------------
 

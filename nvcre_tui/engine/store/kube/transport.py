@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import aiohttp
@@ -91,9 +91,11 @@ class Transport:
     """The store's only ApiClient, created on first use (inside the event loop) and closed by `close`."""
 
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
-                 request_timeout: float, *, without_credentials: str | None = None, compression: bool = True) -> None:
+                 request_timeout: float, *, without_credentials: str | None = None, compression: bool = True,
+                 renew_credentials: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self._configuration = configuration
         self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
+        self._renew_credentials = renew_credentials  # KubeTarget.renew_credentials: a 401 runs the exec plugin again
         # the kubeconfig's disable-compression: true, as kubectl honours it (a fast network, lists too large to gzip)
         self._encoding = {} if compression else {"Accept-Encoding": "identity"}
         self._user_agent = user_agent
@@ -153,12 +155,25 @@ class Transport:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
                                     f"{method} {path}: connection lost ({error or type(error).__name__}){self._maybe_https()}") from None
         except ConfigException as error:  # a credential plugin failed while refreshing: not RBAC's refusal, nor the server's
-            problem = f"no credentials for {self._configuration.host}: {' '.join(str(error).split())}"
-            if self.stats.uncredentialed_since is None:
-                self.stats.uncredentialed_since = time.time()
-            self.stats.credentials_problem = problem
-            raise NoCredentials.about(subject.kind, subject.name, subject.namespace, problem) from None
+            raise self._no_credentials(error, subject) from None
         return response
+
+    def _no_credentials(self, error: ConfigException, subject: Subject) -> StoreError:
+        problem = f"no credentials for {self._configuration.host}: {' '.join(str(error).split())}"
+        if self.stats.uncredentialed_since is None:
+            self.stats.uncredentialed_since = time.time()
+        self.stats.credentials_problem = problem
+        return NoCredentials.about(subject.kind, subject.name, subject.namespace, problem)
+
+    async def _renewed(self, response: aiohttp.ClientResponse, subject: Subject) -> bool:
+        """After a 401: whether the exec plugin, run again, gave a credential other than the one refused, for one more
+        try (client-go refreshes on a 401; a 401 is answered before anything is done, so any request may be sent again)."""
+        if response.status != 401 or self._renew_credentials is None:
+            return False
+        try:
+            return await self._renew_credentials(response.request_info.headers.get("Authorization", ""))
+        except ConfigException as error:
+            raise self._no_credentials(error, subject) from None
 
     def _maybe_https(self) -> str:
         """What a connection dropped before any answer over http:// most likely is: an HTTPS server (every API server
@@ -169,7 +184,7 @@ class Transport:
                 "API servers listen on https://)")
 
     async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
-                    subject: Subject) -> dict[str, Any]:
+                    subject: Subject, *, renew: bool = True) -> dict[str, Any]:
         patience = self.request_timeout if self.answered else min(self.request_timeout, FIRST_ANSWER_TIMEOUT)
         timeout = aiohttp.ClientTimeout(total=patience)
         response = await self._send(method, path, query, body, content_type, timeout, subject)
@@ -189,6 +204,8 @@ class Transport:
             if problem is not None:
                 raise NotKubernetes(str(self._configuration.host), problem)
             self.kubernetes = True
+        if renew and await self._renewed(response, subject):  # once: a plugin handing out refused tokens is told as one
+            return await self._once(method, path, query, body, content_type, subject, renew=False)
         if response.status >= 400:
             refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type))
             refused.read = method == "GET"  # a refused read is told the role that grants it (grants.reading_takes)
@@ -262,7 +279,8 @@ class Transport:
             self.stats.retries += 1
             await self.retry.sleep(delay)
 
-    async def open_stream(self, path: str, subject: Subject, query: Query, read_timeout: float) -> aiohttp.ClientResponse:
+    async def open_stream(self, path: str, subject: Subject, query: Query, read_timeout: float, *,
+                          renew: bool = True) -> aiohttp.ClientResponse:
         """Start a watch; the caller reads the body line by line and must `close_stream` it."""
         plural = getattr(subject.kind, "plural", str(subject.kind))
         self.stats.requests[("watch", plural)] += 1
@@ -275,6 +293,8 @@ class Transport:
                 data = b""
             finally:
                 response.release()
+            if renew and await self._renewed(response, subject):
+                return await self.open_stream(path, subject, query, read_timeout, renew=False)
             refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After")))
             refused.read = True  # a watch, or a log read
             raise refused

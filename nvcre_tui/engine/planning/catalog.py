@@ -112,8 +112,9 @@ class OptionMinimum(WireModel):
 class FitRequests(WireModel):
     """How a workload's cpu and memory requests follow its nodes (planning/fitting.py): the template's figure where
     the nodes have room, else `share` of the smallest allocatable among the category's nodes whose share is at least
-    `least` (the rest left to their daemonsets); the nodes allocating less than that are left out of the category
-    (InsufficientResources), and where no node gives `least` the category is refused when it is planned."""
+    `least` (the rest left to their daemonsets); the nodes of which a pod then asks more than `share` are left out of
+    the category (InsufficientResources; fit.pod_shortfalls), and where no node gives `least` the category is refused
+    when it is planned."""
 
     share: Annotated[float, Field(gt=0, le=1)]
     least: ResourceList = Field(default_factory=ResourceList)

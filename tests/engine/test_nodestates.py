@@ -22,8 +22,13 @@ def _node(name: str, cordoned: bool = False) -> Obj:
     return {"metadata": {"name": name}, "spec": {"unschedulable": True} if cordoned else {}}
 
 
+def _owner(kind: str, name: str) -> list[Obj]:
+    """The controller ownerReference the engine gives its children (the read model joins by it)."""
+    return [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind, "name": name, "uid": f"uid-{name}", "controller": True}]
+
+
 def _cert(name: str, workflows: list[str]) -> Obj:
-    return {"metadata": {"name": name}, "spec": {"categories": [{"domain": "d", "variant": w} for w in workflows]},
+    return {"metadata": {"name": name, "uid": f"uid-{name}"}, "spec": {"categories": [{"domain": "d", "variant": w} for w in workflows]},
             "status": {"categoryStatuses": [{"domain": "d", "variant": w, "status": "InProgress", "workflowRef": {"name": w}} for w in workflows]}}
 
 
@@ -51,13 +56,13 @@ def _workflow(rng: random.Random, cert: str, name: str, groups: list[list[str]])
         orch["iterationHistory"] = [{"iteration": 1, "groups": [{"name": f"g{i}", "nodes": g, "phase": rng.choice(["Succeeded", "Failed"]),
                                                                  "reason": rng.choice(GROUP_REASONS)} for i, g in enumerate(groups[:2])]}]
     failed = [{"name": n, "reason": rng.choice(REASONS), "message": "wf"} for n in rng.sample(NODES, rng.randrange(3))]
-    return {"metadata": {"name": name, "labels": {LABEL_CERTIFICATION: cert}},
+    return {"metadata": {"name": name, "uid": f"uid-{name}", "labels": {LABEL_CERTIFICATION: cert}, "ownerReferences": _owner("Certification", cert)},
             "status": {"orchestration": orch, "failedNodes": failed, "conditions": _conditions(rng)}}
 
 
 def _job(rng: random.Random, workflow: str, index: int, members: list[str]) -> Obj:
     blamed = rng.sample(members, rng.randrange(len(members) + 1)) if rng.random() < 0.6 else []
-    return {"metadata": {"name": f"{workflow}-job-{index:02d}", "labels": {LABEL_WORKFLOW: workflow},
+    return {"metadata": {"name": f"{workflow}-job-{index:02d}", "labels": {LABEL_WORKFLOW: workflow}, "ownerReferences": _owner("Workflow", workflow),
                          "annotations": {ANNOTATION_GROUP_NODES: ",".join(members)}},
             "status": {"failedNodes": [{"name": n, "reason": rng.choice(REASONS), "message": f"m{rng.randrange(9)}"} for n in blamed] or None,
                        "conditions": _conditions(rng, pending=not blamed and rng.random() < 0.3)}}

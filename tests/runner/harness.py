@@ -224,6 +224,22 @@ async def gpu_cluster(folder: Path, clock: ManualClock) -> AsyncIterator[tuple[A
             await admin.close()
 
 
+@contextlib.asynccontextmanager
+async def batch_runner_on_gpu_nodes(folder: Path) -> AsyncIterator[tuple[Any, Any, KubernetesRunner]]:
+    """The emulator (its garbage collector on) with threshold-pass-two-metrics' GPU Nodes registered: its server, a store
+    as the engine and a batch-fallback Kubernetes runner on it, for a test to make runs and play their pods by hand;
+    the runner and the store closed after."""
+    async with installed(folder, garbage_collector=True) as (server, kubeconfig):
+        store = await store_on(kubeconfig, server.clock, "nvcre-engine")
+        runner = KubernetesRunner(store, server.clock, store, trainer=False)
+        try:
+            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            yield server, store, runner
+        finally:
+            await runner.close()
+            await store.close()
+
+
 async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:
     """The status of `run` once a batch-fallback runner of the engine's (`engine`: its ServiceAccount's store) has looked
     at it once, read back by `engine`'s store; the runner closed after."""

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
-from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
-from tests.kube.cluster import installed, store_on
-from tests.runner.harness import pods_caught_up, register_gpu_nodes
-from tests.scenarios.harness import CASES
+from tests.runner.harness import batch_runner_on_gpu_nodes, pods_caught_up
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # as the Job controller sets it
 SPEC = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNode": 8,
@@ -28,34 +24,27 @@ def _pod(job: dict, index: int, status: dict, node: str | None) -> dict:
 
 
 async def test_the_pod_on_the_blamed_node_is_the_log_pod_when_rank_zero_never_ran(tmp_path: Path) -> None:
-    async with installed(tmp_path, garbage_collector=True) as (server, kubeconfig):
-        store = await store_on(kubeconfig, server.clock, "nvcre-engine")
-        runner = KubernetesRunner(store, server.clock, store, trainer=False)
-        try:
-            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                                   "metadata": {"name": "oom-run", "namespace": "default"}, "spec": SPEC})
-            await runner.reconcile_run(run)
-            job = (await store.list(BATCH_JOB, "default")).items[0]
-            waiting = {"phase": "Pending", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False,
-                                                                   "state": {"waiting": {"reason": "ContainerCreating"}}}]}
-            oom = {"phase": "Failed", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False, "state": {
-                "terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-01-01T00:01:00Z"}}}]}
-            for index, status, node in ((0, waiting, None), (1, oom, "gpu-node-02")):
-                created = await store.create(POD, _pod(job, index, status, node))
-                await store.patch_status(POD, created["metadata"]["name"], "default", status)
-            server.set_pod_log("default", f"{job['metadata']['name']}-1",
-                               "2026-01-01T00:00:59.000000000Z torch.OutOfMemoryError: CUDA out of memory on rank 1\n")
-            await pods_caught_up(runner, store)
-            await runner.reconcile_run(await store.get(WORKLOADRUN, "oom-run", "default"))
-            state = (await store.get(WORKLOADRUN, "oom-run", "default"))["status"]
-            assert (state["phase"], state["reason"], state["failedNode"]) == ("Failed", "OOMKilled", "gpu-node-02")
-            assert state["logRef"] == f"{job['metadata']['name']}-1"
-            finished = await store.get(WORKLOADRUN, "oom-run", "default")
-            assert any("CUDA out of memory" in line for line in await runner.logs(finished))
-        finally:
-            await runner.close()
-            await store.close()
+    async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
+        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
+                                               "metadata": {"name": "oom-run", "namespace": "default"}, "spec": SPEC})
+        await runner.reconcile_run(run)
+        job = (await store.list(BATCH_JOB, "default")).items[0]
+        waiting = {"phase": "Pending", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False,
+                                                               "state": {"waiting": {"reason": "ContainerCreating"}}}]}
+        oom = {"phase": "Failed", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False, "state": {
+            "terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-01-01T00:01:00Z"}}}]}
+        for index, status, node in ((0, waiting, None), (1, oom, "gpu-node-02")):
+            created = await store.create(POD, _pod(job, index, status, node))
+            await store.patch_status(POD, created["metadata"]["name"], "default", status)
+        server.set_pod_log("default", f"{job['metadata']['name']}-1",
+                           "2026-01-01T00:00:59.000000000Z torch.OutOfMemoryError: CUDA out of memory on rank 1\n")
+        await pods_caught_up(runner, store)
+        await runner.reconcile_run(await store.get(WORKLOADRUN, "oom-run", "default"))
+        state = (await store.get(WORKLOADRUN, "oom-run", "default"))["status"]
+        assert (state["phase"], state["reason"], state["failedNode"]) == ("Failed", "OOMKilled", "gpu-node-02")
+        assert state["logRef"] == f"{job['metadata']['name']}-1"
+        finished = await store.get(WORKLOADRUN, "oom-run", "default")
+        assert any("CUDA out of memory" in line for line in await runner.logs(finished))
 
 
 def test_a_long_lived_runner_keeps_the_latest_result_pods_only() -> None:

@@ -12,7 +12,7 @@ from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, POD, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi import Fault
-from tests.runner.harness import job_and_its_run, pods_caught_up, register_gpu_nodes
+from tests.runner.harness import batch_runner_on_gpu_nodes, job_and_its_run, pods_caught_up, register_gpu_nodes
 from tests.runner.test_log_pod import SPEC, _pod
 from tests.scenarios.harness import CASES
 
@@ -20,30 +20,23 @@ NODES = ["gpu-node-01", "gpu-node-02"]  # SPEC's target
 
 
 async def test_a_stop_whose_log_read_the_server_fails_still_deletes_the_workload(tmp_path: Path) -> None:
-    async with installed(tmp_path, garbage_collector=True) as (server, kubeconfig):
-        store = await store_on(kubeconfig, server.clock, "nvcre-engine")
-        runner = KubernetesRunner(store, server.clock, store, trainer=False)
-        try:
-            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                                   "metadata": {"name": "hung-run", "namespace": "default"}, "spec": SPEC})
-            await runner.reconcile_run(run)
-            job = (await store.list(BATCH_JOB, "default")).items[0]
-            running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
-                                                                   "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
-            for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
-                created = await store.create(POD, _pod(job, index, running, node))
-                await store.patch_status(POD, created["metadata"]["name"], "default", running)
-            await pods_caught_up(runner, store)
-            # the kubelet behind every log read is away: the API server answers 500 (`dial tcp ...:10250: i/o timeout`)
-            server.faults.add(Fault(method="GET", path=r"/log$", status=500))
-            await runner.stop(await store.get(WORKLOADRUN, "hung-run", "default"))
-            state = (await store.get(WORKLOADRUN, "hung-run", "default"))["status"]
-            assert state["phase"] == "Failed", state
-            assert (await store.list(BATCH_JOB, "default")).items == [], "the stopped run's batch Job stays: its pods hold the GPUs"
-        finally:
-            await runner.close()
-            await store.close()
+    async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
+        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
+                                               "metadata": {"name": "hung-run", "namespace": "default"}, "spec": SPEC})
+        await runner.reconcile_run(run)
+        job = (await store.list(BATCH_JOB, "default")).items[0]
+        running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
+                                                               "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+        for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
+            created = await store.create(POD, _pod(job, index, running, node))
+            await store.patch_status(POD, created["metadata"]["name"], "default", running)
+        await pods_caught_up(runner, store)
+        # the kubelet behind every log read is away: the API server answers 500 (`dial tcp ...:10250: i/o timeout`)
+        server.faults.add(Fault(method="GET", path=r"/log$", status=500))
+        await runner.stop(await store.get(WORKLOADRUN, "hung-run", "default"))
+        state = (await store.get(WORKLOADRUN, "hung-run", "default"))["status"]
+        assert state["phase"] == "Failed", state
+        assert (await store.list(BATCH_JOB, "default")).items == [], "the stopped run's batch Job stays: its pods hold the GPUs"
 
 
 async def test_a_resumed_release_of_a_run_whose_job_has_its_verdict_does_not_wait_on_its_log(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from nvcre_tui.engine.units import parse_duration
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault, TestKubelet
-from tests.runner.harness import KubeletDriven, emulator_report, pods_caught_up, register_gpu_nodes
+from tests.runner.harness import KubeletDriven, batch_runner_on_gpu_nodes, emulator_report, pods_caught_up, register_gpu_nodes
 from tests.runner.test_log_pod import SPEC, _pod
 from tests.scenarios.harness import CASES, NAMESPACE, catalog, start_certification
 
@@ -61,41 +61,34 @@ async def test_a_disrupted_runs_end_does_not_wait_on_its_log_whatever_its_kept_l
     """The runner's end of a PodDisrupted run reads its log as evidence (the Job blames no node whatever it says); a kept
     line naming a node (a NCCL WARN) made it read the result pod's log once more, required, and raise for
     READ_PATIENCE_SECONDS while the server failed it: the run stayed Running, its workload and the GPUs held."""
-    async with installed(tmp_path, garbage_collector=True) as (server, kubeconfig):
-        store = await store_on(kubeconfig, server.clock, "nvcre-engine")
-        runner = KubernetesRunner(store, server.clock, store, trainer=False)
-        try:
-            await register_gpu_nodes(store, server.clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                                   "metadata": {"name": "taken-run", "namespace": "default"}, "spec": SPEC})
-            await runner.reconcile_run(run)
-            workload = (await store.list(BATCH_JOB, "default")).items[0]
-            running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
-                                                                   "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
-            pods = []
-            for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
-                created = await store.create(POD, _pod(workload, index, running, node))
-                pods.append(await store.patch_status(POD, created["metadata"]["name"], "default", running))
-            server.set_pod_log("default", pods[0]["metadata"]["name"],
-                               "2026-01-01T00:00:30.000000000Z gpu-node-02:4102:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12\n")
-            await pods_caught_up(runner, store)
-            await runner.reconcile_run(await store.get(WORKLOADRUN, "taken-run", "default"))  # Running
-            # a read that answered (a viewer's, a stall check's): its lines are kept
-            assert any("NCCL WARN" in line for line in await runner.logs(await store.get(WORKLOADRUN, "taken-run", "default"), required=False))
-            server.faults.add(UNREAD)
-            # the taint manager takes gpu-node-02's pod (a NoExecute taint on a Ready node): DisruptionTarget, then a graceful delete
-            taken = {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
-                                     "message": "Taint manager: deleting due to NoExecute taint"}]}
-            await store.patch_status(POD, pods[1]["metadata"]["name"], "default", {**running, **taken})
-            await store.delete(POD, pods[1]["metadata"]["name"], "default")
-            await pods_caught_up(runner, store)
-            await runner.reconcile_run(await store.get(WORKLOADRUN, "taken-run", "default"))
-            state = (await store.get(WORKLOADRUN, "taken-run", "default"))["status"]
-            assert (state["phase"], state.get("reason")) == ("Failed", "PodDisrupted"), state
-            assert (await store.list(BATCH_JOB, "default")).items == [], "the disrupted run's batch Job stays: its pods hold the GPUs"
-        finally:
-            await runner.close()
-            await store.close()
+    async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
+        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
+                                               "metadata": {"name": "taken-run", "namespace": "default"}, "spec": SPEC})
+        await runner.reconcile_run(run)
+        workload = (await store.list(BATCH_JOB, "default")).items[0]
+        running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
+                                                               "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+        pods = []
+        for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
+            created = await store.create(POD, _pod(workload, index, running, node))
+            pods.append(await store.patch_status(POD, created["metadata"]["name"], "default", running))
+        server.set_pod_log("default", pods[0]["metadata"]["name"],
+                           "2026-01-01T00:00:30.000000000Z gpu-node-02:4102:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12\n")
+        await pods_caught_up(runner, store)
+        await runner.reconcile_run(await store.get(WORKLOADRUN, "taken-run", "default"))  # Running
+        # a read that answered (a viewer's, a stall check's): its lines are kept
+        assert any("NCCL WARN" in line for line in await runner.logs(await store.get(WORKLOADRUN, "taken-run", "default"), required=False))
+        server.faults.add(UNREAD)
+        # the taint manager takes gpu-node-02's pod (a NoExecute taint on a Ready node): DisruptionTarget, then a graceful delete
+        taken = {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+                                 "message": "Taint manager: deleting due to NoExecute taint"}]}
+        await store.patch_status(POD, pods[1]["metadata"]["name"], "default", {**running, **taken})
+        await store.delete(POD, pods[1]["metadata"]["name"], "default")
+        await pods_caught_up(runner, store)
+        await runner.reconcile_run(await store.get(WORKLOADRUN, "taken-run", "default"))
+        state = (await store.get(WORKLOADRUN, "taken-run", "default"))["status"]
+        assert (state["phase"], state.get("reason")) == ("Failed", "PodDisrupted"), state
+        assert (await store.list(BATCH_JOB, "default")).items == [], "the disrupted run's batch Job stays: its pods hold the GPUs"
 
 
 async def _node_deleted_mid_run(folder: Path) -> tuple[Obj, float]:

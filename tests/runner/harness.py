@@ -240,6 +240,46 @@ async def batch_runner_on_gpu_nodes(folder: Path) -> AsyncIterator[tuple[Any, An
             await store.close()
 
 
+@contextlib.asynccontextmanager
+async def kubelet_driven_engine(folder: Path, clock: ManualClock, case: str, *,
+                                service_account: bool) -> AsyncIterator[tuple[Any, Any, Engine, str]]:
+    """The case's Certification started on the emulator (its garbage collector on) and an engine for it whose Kubernetes
+    runner's pods the test kubelet plays on `clock`: the server, the admin's store, the engine (not run yet) and the
+    Certification's name. `service_account`: the engine is `setup init`'s ServiceAccount (its RBAC judges each of its
+    requests), else the admin. The runner and both stores closed after."""
+    scenario = load_scenario(CASES / case / "scenario.yaml")
+    async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        engine_kubeconfig = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME) if service_account else kubeconfig
+        engine_store = await store_on(engine_kubeconfig, clock, "nvcre-engine")
+        runner: KubernetesRunner | None = None
+        try:
+            await register_gpu_nodes(admin, clock, scenario)
+            name = await start_certification(admin, CASES / case / "cert.yaml")
+            cache = engine_cache(engine_store)
+            writer = WriteThroughStore(engine_store, cache)
+            runner = KubernetesRunner(writer, clock, engine_store)
+            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario)), cache=cache)
+            runner.connect(engine.queue.add, cache)
+            yield server, admin, engine, name
+        finally:
+            if runner is not None:
+                await runner.close()
+            await engine_store.close()
+            await admin.close()
+
+
+async def job_pods_running(admin: Any) -> bool:
+    """Whether the Jobs' workload pods (labelled with their Job) are there and every one of them Running."""
+    pods = (await admin.list(POD, NAMESPACE, label_selector=LABEL_JOB)).items
+    return bool(pods) and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+
+
+async def certification_ended(admin: Any, name: str) -> bool:
+    """Whether Certification `name` (in the scenarios' namespace) has ended, whatever its result."""
+    return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
+
+
 async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:
     """The status of `run` once a batch-fallback runner of the engine's (`engine`: its ServiceAccount's store) has looked
     at it once, read back by `engine`'s store; the runner closed after."""

@@ -6,29 +6,23 @@ server's 500 on pods/log) timed out five minutes past its timeoutPerJob, the gro
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 from nvcre_tui.engine.clock import ManualClock, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.engine import Engine, engine_cache
 from nvcre_tui.engine.kube.podlogs import READ_PATIENCE_SECONDS
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
-from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, NODE, POD, WORKLOADRUN
-from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from nvcre_tui.engine.units import parse_duration
-from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
-from tests.kubeapi.kubelet import PodFault, TestKubelet
-from tests.runner.harness import KubeletDriven, batch_runner_on_gpu_nodes, emulator_report, pods_caught_up, register_gpu_nodes
+from tests.kubeapi.kubelet import PodFault
+from tests.runner.harness import batch_runner_on_gpu_nodes, certification_ended, emulator_report, job_pods_running, kubelet_driven_engine, pods_caught_up
 from tests.runner.test_log_pod import SPEC, _pod
-from tests.scenarios.harness import CASES, NAMESPACE, catalog, start_certification
+from tests.scenarios.harness import NAMESPACE
 
 Obj = dict[str, Any]
 
@@ -95,41 +89,15 @@ async def _node_deleted_mid_run(folder: Path) -> tuple[Obj, float]:
     """The case's run by the Kubernetes runner (the test kubelet playing pods); once its pods run, every log read fails
     and a group node's Node is deleted. The Job at the Certification's end, and how long after the deletion it ended."""
     clock = ManualClock(SIM_START)
-    case = "threshold-pass-two-metrics"
-    scenario = load_scenario(CASES / case / "scenario.yaml")
-    async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine_store = await store_on(kubeconfig, clock, "nvcre-engine")
-        runner: KubernetesRunner | None = None
-        try:
-            await register_gpu_nodes(admin, clock, scenario)
-            name = await start_certification(admin, CASES / case / "cert.yaml")
-            cache = engine_cache(engine_store)
-            writer = WriteThroughStore(engine_store, cache)
-            runner = KubernetesRunner(writer, clock, engine_store)
-            engine = Engine(writer, clock, catalog(), KubeletDriven(runner, TestKubelet(admin, server, clock, scenario)), cache=cache)
-            runner.connect(engine.queue.add, cache)
-
-            async def running() -> bool:
-                pods = (await admin.list(POD, NAMESPACE, label_selector=LABEL_JOB)).items
-                return bool(pods) and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
-
-            async def ended() -> bool:
-                return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
-
-            assert await engine.run_until_settled(until=running, max_seconds=600)
-            server.faults.add(UNREAD)
-            deleted = clock.now()
-            await admin.delete(NODE, "gpu-node-03", None)
-            assert await engine.run_until_settled(until=ended, max_seconds=3600)
-            [job] = (await admin.list(JOB, NAMESPACE)).items
-            await engine.stop()
-            return job, (parse_time(job["status"]["completionTime"]) - deleted).total_seconds()
-        finally:
-            if runner is not None:
-                await runner.close()
-            await engine_store.close()
-            await admin.close()
+    async with kubelet_driven_engine(folder, clock, "threshold-pass-two-metrics", service_account=False) as (server, admin, engine, name):
+        assert await engine.run_until_settled(until=functools.partial(job_pods_running, admin), max_seconds=600)
+        server.faults.add(UNREAD)
+        deleted = clock.now()
+        await admin.delete(NODE, "gpu-node-03", None)
+        assert await engine.run_until_settled(until=functools.partial(certification_ended, admin, name), max_seconds=3600)
+        [job] = (await admin.list(JOB, NAMESPACE)).items
+        await engine.stop()
+        return job, (parse_time(job["status"]["completionTime"]) - deleted).total_seconds()
 
 
 def test_a_node_deleted_mid_run_fails_its_job_at_once_whatever_its_log_read_meets(tmp_path: Path) -> None:

@@ -10,12 +10,22 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from nvcre_tui.engine.clock import Clock
+import yaml
+
+from nvcre_tui.engine.clock import Clock, ManualClock
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.kube import load_target
-from nvcre_tui.engine.kube.install import FIELD_MANAGER, install_objects
+from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.runners.simulated import SimulatedRunner
+from nvcre_tui.engine.sim.fleet import SimulatedFleet
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store import CERTIFICATION, JOB
 from nvcre_tui.engine.store.kube import KubeStore, RetryPolicy
 from nvcre_tui.engine.store.protocol import kind_of
 from tests.kubeapi import ApiServer
+from tests.scenarios.harness import catalog
 
 HISTORY = 100_000
 
@@ -121,3 +131,38 @@ async def take_lease(admin: KubeStore, namespace: str, holder: str) -> dict[str,
 
     taken: dict[str, Any] = await until(take_over)
     return taken
+
+
+async def apply_install(admin: KubeStore) -> None:
+    """What `nvcre setup init` applies (its CRDs, the engine's ServiceAccount and RBAC), applied by `admin`."""
+    for obj in install_objects(INSTALL_NAMESPACE):
+        await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
+
+
+def case_certification(case: Path, namespace: str, text: str | None = None) -> dict[str, Any]:
+    """The Certification of `case`'s cert.yaml (or of `text`) as `certification create` sends it, in `namespace`."""
+    cert = certification_from_text("cert.yaml", (case / "cert.yaml").read_text() if text is None else text, catalog()).to_wire()
+    cert["metadata"]["namespace"] = namespace
+    cert.pop("status", None)
+    return cert
+
+
+async def simulated_engine(engine_store: KubeStore, sim_store: KubeStore, clock: ManualClock, case: Path,
+                           runner: type[SimulatedRunner] = SimulatedRunner) -> tuple[Engine, SimulatedRunner]:
+    """An engine writing through `engine_store` whose runs `runner` (SimulatedRunner or a subclass) plays on `case`'s
+    simulated fleet, that fleet's Nodes made through `sim_store` first; the engine and its runner."""
+    scenario = Scenario.model_validate(yaml.safe_load((case / "scenario.yaml").read_text()))
+    fleet = SimulatedFleet(sim_store, clock, scenario)
+    await fleet.ensure_nodes()
+    played = runner(sim_store, clock, scenario, fleet)
+    return Engine(engine_store, clock, catalog(), played), played
+
+
+async def a_job_in_progress(admin: KubeStore, namespace: str) -> bool:
+    """Whether an nvcre Job in `namespace` is InProgress (its run started)."""
+    return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, namespace)).items)
+
+
+async def certification_over(admin: KubeStore, name: str, namespace: str) -> bool:
+    """Whether Certification namespace/name has ended, whatever its result."""
+    return cond.is_terminal(await admin.get(CERTIFICATION, name, namespace))

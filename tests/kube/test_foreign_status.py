@@ -7,25 +7,21 @@ and the writer, reads such a child as failed meanwhile, and the report and the l
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 import pytest
-import yaml
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FOREIGN_STATUS, RESULT_FAILED
-from nvcre_tui.engine.clock import ManualClock, SystemClock
+from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.engine import Engine
-from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
-from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
-from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN, kind_of
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.kube import KubeStore
-from tests.kube.cluster import installed_in_thread, store_on
-from tests.scenarios.harness import CASES, catalog
+from tests.kube.cluster import (a_job_in_progress, apply_install, case_certification, certification_over, installed_in_thread,
+                                simulated_engine, store_on)
+from tests.scenarios.harness import CASES
 
 from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
 
@@ -43,20 +39,6 @@ SUCCEEDED_BY_HAND = {"conditions": [{"type": "Succeeded", "status": "True", "rea
                                      "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
 
 
-def _certification() -> dict:
-    cert = certification_from_text("cert.yaml", (CASE / "cert.yaml").read_text(), catalog()).to_wire()
-    cert["metadata"]["namespace"] = NAMESPACE
-    cert.pop("status", None)
-    return cert
-
-
-async def _engine(engine_store: KubeStore, sim_store: KubeStore, clock: ManualClock) -> Engine:
-    scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
-    fleet = SimulatedFleet(sim_store, clock, scenario)
-    await fleet.ensure_nodes()
-    return Engine(engine_store, clock, catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
-
-
 async def _warnings(admin: KubeStore, name: str) -> list[str]:
     events = (await admin.list(EVENT, NAMESPACE)).items
     return [e["message"] for e in events if e.get("reason") == FOREIGN_STATUS and e["involvedObject"]["name"] == name]
@@ -69,15 +51,14 @@ async def test_the_engine_fails_a_certification_passed_by_hand_and_a_workflow_su
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     try:
-        for obj in install_objects(INSTALL_NAMESPACE):  # what `nvcre setup init` applies
-            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
-        engine = await _engine(engine_store, sim_store, clock)
+        await apply_install(admin)
+        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
 
         # A Certification whose status a hand set to PASSED before any engine looked: failed, never run
-        await admin.create(CERTIFICATION, {**_certification(), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
+        await admin.create(CERTIFICATION, {**case_certification(CASE, NAMESPACE), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
         await hand.patch_status(CERTIFICATION, "by-hand", NAMESPACE, PASSED_BY_HAND)
         # One the engine runs, whose Workflow a hand sets to Succeeded while it runs
-        await admin.create(CERTIFICATION, _certification())
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
 
         async def running() -> bool:
             return any(cond.phase(wf) == "InProgress" for wf in (await admin.list(WORKFLOW, NAMESPACE)).items)
@@ -85,11 +66,7 @@ async def test_the_engine_fails_a_certification_passed_by_hand_and_a_workflow_su
         assert await engine.run_until_settled(until=running, max_seconds=600)
         [wf] = (await admin.list(WORKFLOW, NAMESPACE)).items
         await hand.patch_status(WORKFLOW, wf["metadata"]["name"], NAMESPACE, SUCCEEDED_BY_HAND)
-
-        async def finished() -> bool:
-            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
-
-        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, NAME, NAMESPACE), max_seconds=6 * 3600)
         await engine.run_until_settled(max_seconds=60)
         await engine.stop()
 
@@ -116,7 +93,7 @@ async def _pass_by_hand(kubeconfig: Path) -> None:
     admin = await store_on(kubeconfig, SystemClock(), "test-admin")
     hand = await store_on(kubeconfig, SystemClock(), "kubectl-edit")
     try:
-        await admin.create(CERTIFICATION, {**_certification(), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
+        await admin.create(CERTIFICATION, {**case_certification(CASE, NAMESPACE), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
         await hand.patch_status(CERTIFICATION, "by-hand", NAMESPACE, PASSED_BY_HAND)
     finally:
         await admin.close()
@@ -150,25 +127,16 @@ async def test_a_job_failed_by_hand_blaming_a_node_blames_nobody(cluster) -> Non
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     try:
-        for obj in install_objects(INSTALL_NAMESPACE):
-            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
-        engine = await _engine(engine_store, sim_store, clock)
-        await admin.create(CERTIFICATION, _certification())
-
-        async def running() -> bool:
-            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
-
-        assert await engine.run_until_settled(until=running, max_seconds=600)
+        await apply_install(admin)
+        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
+        assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [job] = (await admin.list(JOB, NAMESPACE)).items
         await hand.patch_status(JOB, job["metadata"]["name"], NAMESPACE, {
             "conditions": [{"type": "Failed", "status": "True", "reason": "WorkloadFailed", "message": "by hand",
                             "lastTransitionTime": "2026-01-01T00:00:00Z"}],
             "failedNodes": [{"name": "gpu-node-01", "reason": "WorkloadFailed", "message": "by hand"}]})
-
-        async def finished() -> bool:
-            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
-
-        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, NAME, NAMESPACE), max_seconds=6 * 3600)
         await engine.stop()
         done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
         assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
@@ -219,26 +187,13 @@ async def test_a_run_succeeded_by_hand_is_failed_and_its_workload_stopped(cluste
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     try:
-        for obj in install_objects(INSTALL_NAMESPACE):
-            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
-        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
-        fleet = SimulatedFleet(sim_store, clock, scenario)
-        await fleet.ensure_nodes()
-        runner = _StopsSaid(sim_store, clock, scenario, fleet)
-        engine = Engine(engine_store, clock, catalog(), runner)
-        await admin.create(CERTIFICATION, _certification())
-
-        async def running() -> bool:
-            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
-
-        assert await engine.run_until_settled(until=running, max_seconds=600)
+        await apply_install(admin)
+        engine, runner = await simulated_engine(engine_store, sim_store, clock, CASE, _StopsSaid)
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
+        assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
         await hand.patch_status(WORKLOADRUN, run["metadata"]["name"], NAMESPACE, {"phase": "Succeeded", "exitCode": 0})
-
-        async def finished() -> bool:
-            return cond.is_terminal(await admin.get(CERTIFICATION, NAME, NAMESPACE))
-
-        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, NAME, NAMESPACE), max_seconds=6 * 3600)
         await engine.stop()
         assert run["metadata"]["name"] in getattr(runner, "stopped", [])
         refused = await admin.get(WORKLOADRUN, run["metadata"]["name"], NAMESPACE)
@@ -260,19 +215,10 @@ async def test_a_certification_refused_mid_run_stops_its_workflows_jobs_and_runs
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     try:
-        for obj in install_objects(INSTALL_NAMESPACE):
-            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
-        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
-        fleet = SimulatedFleet(sim_store, clock, scenario)
-        await fleet.ensure_nodes()
-        runner = _StopsSaid(sim_store, clock, scenario, fleet)
-        engine = Engine(engine_store, clock, catalog(), runner)
-        await admin.create(CERTIFICATION, _certification())
-
-        async def running() -> bool:
-            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
-
-        assert await engine.run_until_settled(until=running, max_seconds=600)
+        await apply_install(admin)
+        engine, runner = await simulated_engine(engine_store, sim_store, clock, CASE, _StopsSaid)
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
+        assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
         await hand.patch_status(CERTIFICATION, NAME, NAMESPACE, {"summary": {"result": "PASSED"}})
         await engine.run_until_settled(max_seconds=60)

@@ -6,18 +6,13 @@ result is not taken and no node is blamed."""
 
 from __future__ import annotations
 
-import yaml
+import functools
 
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, GROUP_NODES_EDITED, RESULT_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.engine import Engine
-from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
-from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.runners.simulated import SimulatedRunner
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
-from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, JOB, kind_of
-from tests.scenarios.harness import CASES, catalog
+from nvcre_tui.engine.store import CERTIFICATION, JOB
+from tests.kube.cluster import a_job_in_progress, apply_install, case_certification, certification_over, simulated_engine
+from tests.scenarios.harness import CASES
 
 from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
 
@@ -43,30 +38,16 @@ async def test_a_group_nodes_annotation_edited_mid_run_blames_nobody(cluster) ->
     sim_store = await store(kubeconfig, clock, "nvcre-sim")
     engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
     try:
-        for obj in install_objects(INSTALL_NAMESPACE):
-            await admin.apply(kind_of(obj), obj, field_manager=FIELD_MANAGER)
-        scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
-        fleet = SimulatedFleet(sim_store, clock, scenario)
-        await fleet.ensure_nodes()
-        engine = Engine(engine_store, clock, catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
-        cert = certification_from_text("cert.yaml", CERT, catalog()).to_wire()
-        cert["metadata"]["namespace"] = NAMESPACE
-        cert.pop("status", None)
-        await admin.create(CERTIFICATION, cert)
-
-        async def running() -> bool:
-            return any(cond.phase(job) == "InProgress" for job in (await admin.list(JOB, NAMESPACE)).items)
-
-        assert await engine.run_until_settled(until=running, max_seconds=600)
+        await apply_install(admin)
+        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE, CERT))
+        assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [job] = (await admin.list(JOB, NAMESPACE)).items
         assert job["metadata"]["annotations"][ANNOTATION_GROUP_NODES] == "gpu-node-01,gpu-node-02,gpu-node-03,gpu-node-04"
         job["metadata"]["annotations"][ANNOTATION_GROUP_NODES] = "gpu-node-01,gpu-node-02"  # kubectl annotate --overwrite
         await admin.update(JOB, job)
 
-        async def finished() -> bool:
-            return cond.is_terminal(await admin.get(CERTIFICATION, "unmet", NAMESPACE))
-
-        assert await engine.run_until_settled(until=finished, max_seconds=6 * 3600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, "unmet", NAMESPACE), max_seconds=6 * 3600)
         await engine.stop()
         done = await admin.get(CERTIFICATION, "unmet", NAMESPACE)
         assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0

@@ -275,11 +275,6 @@ async def job_pods_running(admin: Any) -> bool:
     return bool(pods) and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
 
 
-async def certification_ended(admin: Any, name: str) -> bool:
-    """Whether Certification `name` (in the scenarios' namespace) has ended, whatever its result."""
-    return cond.is_terminal(await admin.get(CERTIFICATION, name, NAMESPACE))
-
-
 async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:
     """The status of `run` once a batch-fallback runner of the engine's (`engine`: its ServiceAccount's store) has looked
     at it once, read back by `engine`'s store; the runner closed after."""

@@ -19,7 +19,8 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, WORKFLOW, WORKLOADRUN, ResourceKind
-from tests.runner.harness import certification_ended, denied, job_pods_running, kubelet_driven_engine
+from tests.kube.cluster import certification_over
+from tests.runner.harness import denied, job_pods_running, kubelet_driven_engine
 from tests.scenarios.harness import NAMESPACE
 
 Obj = dict[str, Any]
@@ -36,7 +37,7 @@ async def _disowned_mid_run(folder: Path, kind: ResourceKind) -> dict[str, Any]:
         [child] = (await admin.list(kind, NAMESPACE)).items
         child["metadata"]["ownerReferences"] = []  # kubectl edit
         await admin.update(kind, child)
-        assert await engine.run_until_settled(until=functools.partial(certification_ended, admin, name), max_seconds=600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, name, NAMESPACE), max_seconds=600)
         left = {"workloads": [j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, NAMESPACE)).items],
                 "runs": (await admin.list(WORKLOADRUN, NAMESPACE)).items, "jobs": (await admin.list(JOB, NAMESPACE)).items,
                 "workflows": (await admin.list(WORKFLOW, NAMESPACE)).items,

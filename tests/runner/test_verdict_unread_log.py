@@ -18,9 +18,10 @@ from nvcre_tui.engine.kube.podlogs import READ_PATIENCE_SECONDS
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, NODE, POD, WORKLOADRUN
 from nvcre_tui.engine.units import parse_duration
+from tests.kube.cluster import certification_over
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault
-from tests.runner.harness import batch_runner_on_gpu_nodes, certification_ended, emulator_report, job_pods_running, kubelet_driven_engine, pods_caught_up
+from tests.runner.harness import batch_runner_on_gpu_nodes, emulator_report, job_pods_running, kubelet_driven_engine, pods_caught_up
 from tests.runner.test_log_pod import SPEC, _pod
 from tests.scenarios.harness import NAMESPACE
 
@@ -94,7 +95,7 @@ async def _node_deleted_mid_run(folder: Path) -> tuple[Obj, float]:
         server.faults.add(UNREAD)
         deleted = clock.now()
         await admin.delete(NODE, "gpu-node-03", None)
-        assert await engine.run_until_settled(until=functools.partial(certification_ended, admin, name), max_seconds=3600)
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, name, NAMESPACE), max_seconds=3600)
         [job] = (await admin.list(JOB, NAMESPACE)).items
         await engine.stop()
         return job, (parse_time(job["status"]["completionTime"]) - deleted).total_seconds()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +273,26 @@ async def job_pods_running(admin: Any) -> bool:
     """Whether the Jobs' workload pods (labelled with their Job) are there and every one of them Running."""
     pods = (await admin.list(POD, NAMESPACE, label_selector=LABEL_JOB)).items
     return bool(pods) and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+
+
+async def died_during(server: Any, work: Awaitable[Any], **request: Any) -> None:
+    """Run `work` (a runner's look, its engine's) until the emulator `server` has seen a request with the fields of
+    `request` (verb, resource, api_group: as requests_where takes them), then cancel it: the engine died mid-request."""
+    look = asyncio.ensure_future(work)
+    while not server.requests_where(**request):
+        await asyncio.sleep(0.002)
+    look.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await look
+
+
+async def install_trainer(admin: Any) -> None:
+    """Kubeflow Trainer's CRDs (TrainJob, TrainingRuntime, with their schemas and rules) and JobSet's, applied as their
+    installs apply them, waited for until served."""
+    for plural in ("trainjobs", "trainingruntimes"):
+        await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
+    await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
+    await served(admin, {TRAINER_API: ["trainjobs", "trainingruntimes"], JOBSET_API: ["jobsets"]})
 
 
 async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:

@@ -7,7 +7,6 @@ was deleted. The refused run is now released like any ended one, once (its Relea
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.sim.scenario import load_scenario
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
-from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, service_account_kubeconfig
+from tests.runner.harness import denied, died_during, job_and_its_run, register_gpu_nodes, service_account_kubeconfig
 from tests.runner.test_release_dra import NODES, SPEC
 from tests.scenarios.harness import CASES
 
@@ -77,12 +76,8 @@ async def _refused_run(server: Any, admin: Any, engine: Any, hand: Any, clock: M
         await hand.patch_status(WORKLOADRUN, "cert-job-run", "default", {"phase": "Succeeded", "exitCode": 0})
         dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
         run = await engine.get(WORKLOADRUN, "cert-job-run", "default")
-        look = asyncio.create_task(refuse_foreign_status(_Ctx(first, engine, clock), WORKLOADRUN, run))
-        while not server.requests_where(verb="delete", resource="jobs", api_group="batch"):
-            await asyncio.sleep(0.002)
-        look.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await look
+        await died_during(server, refuse_foreign_status(_Ctx(first, engine, clock), WORKLOADRUN, run),
+                          verb="delete", resource="jobs", api_group="batch")
     finally:
         await first.close()  # the engine dead (its runner's tasks too) before the server takes DELETEs again
     server.faults.remove(dropped)

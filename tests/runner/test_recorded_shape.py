@@ -18,8 +18,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, POD, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
-from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
-from tests.runner.harness import denied, job_and_its_run, pods_caught_up, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import denied, install_trainer, job_and_its_run, pods_caught_up, register_gpu_nodes, service_account_kubeconfig
 from tests.runner.test_log_pod import COMPLETION_INDEX
 from tests.runner.test_release_after_restart import _engine_started
 from tests.scenarios.harness import CASES
@@ -30,13 +29,6 @@ TORCH = {"image": "nvcr.io/nvidia/pytorch:25.01-py3", "numNodes": 2, "gpusPerNod
          "framework": {"torch": {"script": "train.py"}}}
 MPI = {**TORCH, "framework": {"mpi": {"binary": "/usr/local/bin/all_reduce_perf_mpi"}}}
 TRAINER_PLURALS = ("trainjobs", "trainingruntimes")
-
-
-async def _install_trainer(admin: Any) -> None:
-    for plural in TRAINER_PLURALS:
-        await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
-    await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
-    await served(admin, {TRAINJOB.api_version: list(TRAINER_PLURALS), "jobset.x-k8s.io/v1alpha2": ["jobsets"]})
 
 
 async def _no_longer_served(admin: Any, plural: str) -> None:
@@ -60,7 +52,7 @@ async def _restarted(folder: Path, *, made_as_trainjob: bool) -> tuple[Obj, list
         try:
             await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
             if made_as_trainjob:
-                await _install_trainer(admin)
+                await install_trainer(admin)
             _, created = await job_and_its_run(admin, TORCH, NODES)
             runner = KubernetesRunner(first, clock, first)  # discovers, as an engine does
             try:
@@ -72,7 +64,7 @@ async def _restarted(folder: Path, *, made_as_trainjob: bool) -> tuple[Obj, list
                 await admin.delete(CRD, "trainingruntimes.trainer.kubeflow.org")
                 await _no_longer_served(admin, "trainingruntimes")
             else:
-                await _install_trainer(admin)
+                await install_trainer(admin)
             clock.advance(61)  # the workload's controller had its minute
 
             async def ended() -> bool:
@@ -135,7 +127,7 @@ async def _stopped_after_trainer_installed(folder: Path) -> tuple[list[str], lis
             await admin.patch_status(POD, pod["metadata"]["name"], "default", {"phase": "Running", "containerStatuses": [
                 {"name": container, "image": MPI["image"], "ready": True, "state": {"running": {"startedAt": "2026-01-01T00:00:10Z"}}}]})
             server.set_pod_log("default", pod["metadata"]["name"], "2026-01-01T00:00:11.000000000Z # nThread 1 nGpus 1\n")
-            await _install_trainer(admin)
+            await install_trainer(admin)
             runner = KubernetesRunner(admin, clock, admin)  # a new engine's: it discovers the Trainer
             try:
                 await runner.pods.start()

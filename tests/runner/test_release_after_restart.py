@@ -6,7 +6,6 @@ nvcre-engine ServiceAccount `setup init` grants. Before, they stayed until the C
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,7 @@ from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi.faults import Fault
-from tests.kubeapi.trainer_crds import jobset_crd, real_trainer_crd
-from tests.runner.harness import denied, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import denied, died_during, install_trainer, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
 from tests.runner.test_release_dra import NODES, SPEC, TEMPLATE, _crd
 from tests.scenarios.harness import CASES, catalog
 from nvcre_tui.engine.sim.scenario import load_scenario
@@ -60,12 +58,8 @@ async def _died_at_the_end(folder: Path) -> tuple[dict[str, list[str]], Obj, dic
                 clock.advance(61)  # no Job controller synced its batch Job: this look ends the run
                 # The release's first read of the ComputeDomain is slow to answer; the engine dies waiting for it.
                 server.faults.add(Fault(method="GET", path=r"/computedomains/", delay=0.2, times=1))
-                look = asyncio.create_task(runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")))
-                while not server.requests_where(verb="get", resource="computedomains"):
-                    await asyncio.sleep(0.002)
-                look.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await look
+                await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
+                                  verb="get", resource="computedomains")
             finally:
                 await runner.close()
             await first.close()
@@ -123,21 +117,14 @@ async def _died_deleting_its_job(folder: Path) -> tuple[list[str], list[str]]:
                 await runner.reconcile_run(created)
                 clock.advance(61)
                 dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
-                look = asyncio.create_task(runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")))
-                while not server.requests_where(verb="delete", resource="jobs", api_group="batch"):
-                    await asyncio.sleep(0.002)
-                look.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await look
+                await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
+                                  verb="delete", resource="jobs", api_group="batch")
             finally:
                 await runner.close()
             await first.close()
             server.faults.remove(dropped)
             after_death = await jobs()
-            for plural in ("trainjobs", "trainingruntimes"):
-                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
-            await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
-            await served(admin, {TRAINJOB.api_version: ["trainjobs", "trainingruntimes"]})
+            await install_trainer(admin)
 
             async def gone() -> bool:
                 return not await jobs()
@@ -180,10 +167,7 @@ async def _died_after_a_refused_start(folder: Path) -> tuple[list[str], Obj, lis
         first = await store_on(as_engine, clock, "nvcre-engine")
         try:
             await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            for plural in ("trainjobs", "trainingruntimes"):
-                await admin.apply(CRD, real_trainer_crd(plural), field_manager="kubeflow-trainer", force=True)
-            await admin.apply(CRD, jobset_crd(), field_manager="jobset", force=True)
-            await served(admin, {TRAINJOB.api_version: ["trainjobs", "trainingruntimes"], "jobset.x-k8s.io/v1alpha2": ["jobsets"]})
+            await install_trainer(admin)
             _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
             server.faults.add(Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden",
                                     message='admission webhook "validate.example.com" denied the request: TrainJobs need the label team'))
@@ -197,12 +181,7 @@ async def _died_after_a_refused_start(folder: Path) -> tuple[list[str], Obj, lis
             try:
                 # The release's first read is slow to answer; the engine dies waiting for it.
                 server.faults.add(Fault(method="GET", path=r"/trainjobs/", delay=0.2, times=1))
-                look = asyncio.create_task(runner.reconcile_run(created))
-                while not server.requests_where(verb="get", resource="trainjobs"):
-                    await asyncio.sleep(0.002)
-                look.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await look
+                await died_during(server, runner.reconcile_run(created), verb="get", resource="trainjobs")
             finally:
                 await runner.close()
             await first.close()

@@ -295,6 +295,24 @@ async def install_trainer(admin: Any) -> None:
     await served(admin, {TRAINER_API: ["trainjobs", "trainingruntimes"], JOBSET_API: ["jobsets"]})
 
 
+@contextlib.asynccontextmanager
+async def engine_to_restart(folder: Path, clock: ManualClock) -> AsyncIterator[tuple[Any, Any, Path, Any]]:
+    """The emulator as `setup init` leaves it, with threshold-pass-two-metrics' GPU Nodes registered, for an engine that
+    dies and one started after: its server, a store as the admin, the engine's ServiceAccount's kubeconfig (for the
+    engine after) and a store as it for the first engine, which the test closes when that engine dies. Both stores
+    closed after (a store closed twice is closed once)."""
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+        first = await store_on(as_engine, clock, "nvcre-engine")
+        try:
+            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
+            yield server, admin, as_engine, first
+        finally:
+            await first.close()
+            await admin.close()
+
+
 async def started_once(engine: Any, clock: ManualClock, run: Obj) -> Obj:
     """The status of `run` once a batch-fallback runner of the engine's (`engine`: its ServiceAccount's store) has looked
     at it once, read back by `engine`'s store; the runner closed after."""

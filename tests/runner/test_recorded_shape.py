@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from nvcre_tui.engine.clock import ManualClock
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, POD, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
-from tests.runner.harness import denied, install_trainer, job_and_its_run, pods_caught_up, register_gpu_nodes, service_account_kubeconfig
+from tests.runner.harness import denied, engine_to_restart, install_trainer, job_and_its_run, pods_caught_up, register_gpu_nodes
 from tests.runner.test_log_pod import COMPLETION_INDEX
 from tests.runner.test_release_after_restart import _engine_started
 from tests.scenarios.harness import CASES
@@ -45,37 +44,30 @@ async def _restarted(folder: Path, *, made_as_trainjob: bool) -> tuple[Obj, list
     served) or installed, and a new engine starts past the controller's minute. The run once that engine settled,
     the TrainJobs and batch Jobs left, and both engines' requests `setup init` does not grant (the shape's record too)."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
-        first = await store_on(as_engine, clock, "nvcre-engine")
+    async with engine_to_restart(folder, clock) as (server, admin, as_engine, first):
+        if made_as_trainjob:
+            await install_trainer(admin)
+        _, created = await job_and_its_run(admin, TORCH, NODES)
+        runner = KubernetesRunner(first, clock, first)  # discovers, as an engine does
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            if made_as_trainjob:
-                await install_trainer(admin)
-            _, created = await job_and_its_run(admin, TORCH, NODES)
-            runner = KubernetesRunner(first, clock, first)  # discovers, as an engine does
-            try:
-                await runner.reconcile_run(created)
-            finally:
-                await runner.close()
-            await first.close()
-            if made_as_trainjob:
-                await admin.delete(CRD, "trainingruntimes.trainer.kubeflow.org")
-                await _no_longer_served(admin, "trainingruntimes")
-            else:
-                await install_trainer(admin)
-            clock.advance(61)  # the workload's controller had its minute
-
-            async def ended() -> bool:
-                return (await admin.get(WORKLOADRUN, "cert-job-run", "default")).get("status", {}).get("phase") == "Failed"
-
-            await _engine_started(as_engine, clock, ended, trainer=None)
-            trainjobs = [o["metadata"]["name"] for o in server.objects(TRAINJOB.group, TRAINJOB.plural)]
-            jobs = sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
-            return await admin.get(WORKLOADRUN, "cert-job-run", "default"), trainjobs, jobs, denied(server.requests)
+            await runner.reconcile_run(created)
         finally:
-            await admin.close()
+            await runner.close()
+        await first.close()
+        if made_as_trainjob:
+            await admin.delete(CRD, "trainingruntimes.trainer.kubeflow.org")
+            await _no_longer_served(admin, "trainingruntimes")
+        else:
+            await install_trainer(admin)
+        clock.advance(61)  # the workload's controller had its minute
+
+        async def ended() -> bool:
+            return (await admin.get(WORKLOADRUN, "cert-job-run", "default")).get("status", {}).get("phase") == "Failed"
+
+        await _engine_started(as_engine, clock, ended, trainer=None)
+        trainjobs = [o["metadata"]["name"] for o in server.objects(TRAINJOB.group, TRAINJOB.plural)]
+        jobs = sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
+        return await admin.get(WORKLOADRUN, "cert-job-run", "default"), trainjobs, jobs, denied(server.requests)
 
 
 def test_a_batch_run_is_followed_as_its_batch_job_by_an_engine_that_finds_kubeflow_trainer_installed(tmp_path: Path) -> None:

@@ -13,19 +13,17 @@ from nvcre_tui.engine.api.vocabulary import RELEASED
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.controllers.conditions import find
 from nvcre_tui.engine.engine import Engine, engine_cache
-from nvcre_tui.engine.kube.install import ENGINE_NAME, INSTALL_NAMESPACE
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.kubernetes.create import COMPUTE_DOMAIN
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.runners.kubernetes.create import TRAINJOB
 from nvcre_tui.engine.store.protocol import BATCH_JOB, CRD, WORKLOADRUN
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
-from tests.kube.cluster import installed, store_on
+from tests.kube.cluster import store_on
 from tests.kubeapi.faults import Fault
-from tests.runner.harness import denied, died_during, install_trainer, job_and_its_run, register_gpu_nodes, served, service_account_kubeconfig
+from tests.runner.harness import denied, died_during, engine_to_restart, install_trainer, job_and_its_run, served
 from tests.runner.test_release_dra import NODES, SPEC, TEMPLATE, _crd
-from tests.scenarios.harness import CASES, catalog
-from nvcre_tui.engine.sim.scenario import load_scenario
+from tests.scenarios.harness import catalog
 
 Obj = dict[str, Any]
 
@@ -37,45 +35,38 @@ async def _died_at_the_end(folder: Path) -> tuple[dict[str, list[str]], Obj, dic
     held after the death, the run then, what is held once the new engine settled, the run then, the new engine's
     deletions, and the engine's requests `setup init` does not grant."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
-        first = await store_on(as_engine, clock, "nvcre-engine")
+    async with engine_to_restart(folder, clock) as (server, admin, as_engine, first):
+        await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
+        await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
+        await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
+        _, created = await job_and_its_run(admin, SPEC, NODES)
+
+        async def held() -> dict[str, list[str]]:
+            kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE}
+            return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
+
+        runner = KubernetesRunner(first, clock, first, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            await admin.create(CRD, _crd("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate"))
-            await admin.create(CRD, _crd(COMPUTE_DOMAIN.group, COMPUTE_DOMAIN.version, "computedomains", "ComputeDomain"))
-            await served(admin, {"resource.k8s.io/v1": ["resourceclaimtemplates"], COMPUTE_DOMAIN.api_version: ["computedomains"]})
-            _, created = await job_and_its_run(admin, SPEC, NODES)
-
-            async def held() -> dict[str, list[str]]:
-                kinds = {"ComputeDomain": COMPUTE_DOMAIN, "ResourceClaimTemplate": TEMPLATE}
-                return {name: sorted(o["metadata"]["name"] for o in (await admin.list(kind, "default")).items) for name, kind in kinds.items()}
-
-            runner = KubernetesRunner(first, clock, first, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-                clock.advance(61)  # no Job controller synced its batch Job: this look ends the run
-                # The release's first read of the ComputeDomain is slow to answer; the engine dies waiting for it.
-                server.faults.add(Fault(method="GET", path=r"/computedomains/", delay=0.2, times=1))
-                await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
-                                  verb="get", resource="computedomains")
-            finally:
-                await runner.close()
-            await first.close()
-            after_death, ended = await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
-
-            server.clear_requests()
-
-            async def released() -> bool:
-                return await held() == {"ComputeDomain": [], "ResourceClaimTemplate": []}
-
-            await _engine_started(as_engine, clock, released, trainer=False)
-            deletions = sorted(f"{r.resource}/{r.name}" for r in server.requests_where(verb="delete"))
-            return (after_death, ended, await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), deletions,
-                    denied(server.requests))
+            await runner.reconcile_run(created)
+            clock.advance(61)  # no Job controller synced its batch Job: this look ends the run
+            # The release's first read of the ComputeDomain is slow to answer; the engine dies waiting for it.
+            server.faults.add(Fault(method="GET", path=r"/computedomains/", delay=0.2, times=1))
+            await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
+                              verb="get", resource="computedomains")
         finally:
-            await admin.close()
+            await runner.close()
+        await first.close()
+        after_death, ended = await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
+
+        server.clear_requests()
+
+        async def released() -> bool:
+            return await held() == {"ComputeDomain": [], "ResourceClaimTemplate": []}
+
+        await _engine_started(as_engine, clock, released, trainer=False)
+        deletions = sorted(f"{r.resource}/{r.name}" for r in server.requests_where(verb="delete"))
+        return (after_death, ended, await held(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), deletions,
+                denied(server.requests))
 
 
 async def _engine_started(kubeconfig: Path, clock: ManualClock, until: Any, *, trainer: bool | None) -> None:
@@ -101,38 +92,31 @@ async def _died_deleting_its_job(folder: Path) -> tuple[list[str], list[str]]:
     dies as it deletes the run's batch Job (the request never answered). Kubeflow Trainer is installed before the next
     engine starts, which so discovers TrainJobs served. The batch Jobs after the death, and once the new engine settled."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
-        first = await store_on(as_engine, clock, "nvcre-engine")
+    async with engine_to_restart(folder, clock) as (server, admin, as_engine, first):
+        _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
+
+        async def jobs() -> list[str]:
+            return sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
+
+        runner = KubernetesRunner(first, clock, first, trainer=False)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
-
-            async def jobs() -> list[str]:
-                return sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
-
-            runner = KubernetesRunner(first, clock, first, trainer=False)
-            try:
-                await runner.reconcile_run(created)
-                clock.advance(61)
-                dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
-                await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
-                                  verb="delete", resource="jobs", api_group="batch")
-            finally:
-                await runner.close()
-            await first.close()
-            server.faults.remove(dropped)
-            after_death = await jobs()
-            await install_trainer(admin)
-
-            async def gone() -> bool:
-                return not await jobs()
-
-            await _engine_started(as_engine, clock, gone, trainer=None)
-            return after_death, await jobs()
+            await runner.reconcile_run(created)
+            clock.advance(61)
+            dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
+            await died_during(server, runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default")),
+                              verb="delete", resource="jobs", api_group="batch")
         finally:
-            await admin.close()
+            await runner.close()
+        await first.close()
+        server.faults.remove(dropped)
+        after_death = await jobs()
+        await install_trainer(admin)
+
+        async def gone() -> bool:
+            return not await jobs()
+
+        await _engine_started(as_engine, clock, gone, trainer=None)
+        return after_death, await jobs()
 
 
 def test_a_restarted_engine_releases_what_a_run_ended_by_a_dead_one_still_holds(tmp_path: Path) -> None:
@@ -161,40 +145,33 @@ async def _died_after_a_refused_start(folder: Path) -> tuple[list[str], Obj, lis
     (named cert-job-*) was left after the death, the run then, what is left once the new engine settled, the run then,
     and the engine's requests `setup init` does not grant."""
     clock = ManualClock(SIM_START)
-    async with installed(folder, clock=clock) as (server, kubeconfig):
-        admin = await store_on(kubeconfig, clock, "nvcre-test")
-        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
-        first = await store_on(as_engine, clock, "nvcre-engine")
+    async with engine_to_restart(folder, clock) as (server, admin, as_engine, first):
+        await install_trainer(admin)
+        _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
+        server.faults.add(Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden",
+                                message='admission webhook "validate.example.com" denied the request: TrainJobs need the label team'))
+
+        def left() -> list[str]:
+            return sorted(f"{plural}/{o['metadata']['name']}" for group, plural in
+                          ((TRAINJOB.group, "trainingruntimes"), (TRAINJOB.group, "trainjobs"), ("", "services"), ("batch", "jobs"))
+                          for o in server.objects(group, plural) if o["metadata"]["name"].startswith("cert-job"))
+
+        runner = KubernetesRunner(first, clock, first)
         try:
-            await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
-            await install_trainer(admin)
-            _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
-            server.faults.add(Fault(method="POST", path=r"/trainjobs$", status=403, reason="Forbidden",
-                                    message='admission webhook "validate.example.com" denied the request: TrainJobs need the label team'))
-
-            def left() -> list[str]:
-                return sorted(f"{plural}/{o['metadata']['name']}" for group, plural in
-                              ((TRAINJOB.group, "trainingruntimes"), (TRAINJOB.group, "trainjobs"), ("", "services"), ("batch", "jobs"))
-                              for o in server.objects(group, plural) if o["metadata"]["name"].startswith("cert-job"))
-
-            runner = KubernetesRunner(first, clock, first)
-            try:
-                # The release's first read is slow to answer; the engine dies waiting for it.
-                server.faults.add(Fault(method="GET", path=r"/trainjobs/", delay=0.2, times=1))
-                await died_during(server, runner.reconcile_run(created), verb="get", resource="trainjobs")
-            finally:
-                await runner.close()
-            await first.close()
-            after_death, ended = left(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
-            server.clear_requests()
-
-            async def released() -> bool:
-                return not left()
-
-            await _engine_started(as_engine, clock, released, trainer=None)
-            return after_death, ended, left(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), denied(server.requests)
+            # The release's first read is slow to answer; the engine dies waiting for it.
+            server.faults.add(Fault(method="GET", path=r"/trainjobs/", delay=0.2, times=1))
+            await died_during(server, runner.reconcile_run(created), verb="get", resource="trainjobs")
         finally:
-            await admin.close()
+            await runner.close()
+        await first.close()
+        after_death, ended = left(), await admin.get(WORKLOADRUN, "cert-job-run", "default")
+        server.clear_requests()
+
+        async def released() -> bool:
+            return not left()
+
+        await _engine_started(as_engine, clock, released, trainer=None)
+        return after_death, ended, left(), await admin.get(WORKLOADRUN, "cert-job-run", "default"), denied(server.requests)
 
 
 def test_a_restarted_engine_deletes_what_a_refused_start_made_before_its_engine_died(tmp_path: Path) -> None:

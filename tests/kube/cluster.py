@@ -166,3 +166,23 @@ async def a_job_in_progress(admin: KubeStore, namespace: str) -> bool:
 async def certification_over(admin: KubeStore, name: str, namespace: str) -> bool:
     """Whether Certification namespace/name has ended, whatever its result."""
     return cond.is_terminal(await admin.get(CERTIFICATION, name, namespace))
+
+
+@asynccontextmanager
+async def simulated_on_cluster(cluster: tuple[ApiServer, str, str, ManualClock], case: Path, *, hand: str = "kubectl-patch",
+                               runner: type[SimulatedRunner] = SimulatedRunner
+                               ) -> AsyncIterator[tuple[KubeStore, KubeStore, Engine, SimulatedRunner]]:
+    """On the emulator of test_engine_rbac's `cluster` fixture: setup init's objects applied by the admin, and an engine as
+    the engine's ServiceAccount whose runs `runner` plays on `case`'s simulated fleet (simulated_engine). A store as the
+    admin, one as `hand` (a writer not nvcre, as managedFields name it), the engine and its runner; the stores closed after."""
+    _, kubeconfig, engine_kubeconfig, clock = cluster
+    stores = [KubeStore(await load_target(path), clock, user_agent=agent) for path, agent in
+              ((kubeconfig, "test-admin"), (kubeconfig, hand), (kubeconfig, "nvcre-sim"), (engine_kubeconfig, "nvcre-engine"))]
+    admin, hand_store, sim_store, engine_store = stores
+    try:
+        await apply_install(admin)
+        engine, played = await simulated_engine(engine_store, sim_store, clock, case, runner)
+        yield admin, hand_store, engine, played
+    finally:
+        for store in stores:
+            await store.close()

@@ -12,10 +12,10 @@ import pytest
 
 from nvcre_tui.engine.api.vocabulary import RESULT_FAILED
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, ResourceKind
-from tests.kube.cluster import a_job_in_progress, apply_install, case_certification, certification_over, simulated_engine
+from tests.kube.cluster import a_job_in_progress, case_certification, certification_over, simulated_on_cluster
 from tests.scenarios.harness import CASES
 
-from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
+from .test_engine_rbac import cluster  # noqa: F401 - cluster is a fixture
 
 CASE = CASES / "all-pass-full-scale"  # a healthy fleet: PASSED when nobody interferes
 NAME = "all-pass-full-scale"
@@ -32,13 +32,7 @@ JOB_NAME = f"{WORKFLOW_NAME}-job"
 ])
 async def test_a_child_disowned_mid_run_fails_its_part_instead_of_leaving_it_running(
         cluster, kind: ResourceKind, name: str, expected: tuple[str, str]) -> None:  # noqa: F811
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+    async with simulated_on_cluster(cluster, CASE) as (admin, _, engine, _):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         child = await admin.get(kind, name, NAMESPACE)
@@ -56,6 +50,3 @@ async def test_a_child_disowned_mid_run_fails_its_part_instead_of_leaving_it_run
             wf = await admin.get(WORKFLOW, WORKFLOW_NAME, NAMESPACE)
             [group] = wf["status"]["orchestration"]["iterationHistory"][-1]["groups"]  # how it ended: its record
             assert (group["phase"], group["reason"], group["message"]) == ("Failed", *expected)
-    finally:
-        for s in (admin, sim_store, engine_store):
-            await s.close()

@@ -19,11 +19,10 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.kube import KubeStore
-from tests.kube.cluster import (a_job_in_progress, apply_install, case_certification, certification_over, installed_in_thread,
-                                simulated_engine, store_on)
+from tests.kube.cluster import a_job_in_progress, case_certification, certification_over, installed_in_thread, simulated_on_cluster, store_on
 from tests.scenarios.harness import CASES
 
-from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
+from .test_engine_rbac import cluster  # noqa: F401 - cluster is a fixture
 
 CASE = CASES / "all-pass-full-scale"
 NAME = "all-pass-full-scale"
@@ -45,15 +44,7 @@ async def _warnings(admin: KubeStore, name: str) -> list[str]:
 
 
 async def test_the_engine_fails_a_certification_passed_by_hand_and_a_workflow_succeeded_by_hand(cluster) -> None:  # noqa: F811
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    hand = await store(kubeconfig, clock, "kubectl-patch")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
-
+    async with simulated_on_cluster(cluster, CASE) as (admin, hand, engine, _):
         # A Certification whose status a hand set to PASSED before any engine looked: failed, never run
         await admin.create(CERTIFICATION, {**case_certification(CASE, NAMESPACE), "metadata": {"name": "by-hand", "namespace": NAMESPACE}})
         await hand.patch_status(CERTIFICATION, "by-hand", NAMESPACE, PASSED_BY_HAND)
@@ -84,9 +75,6 @@ async def test_the_engine_fails_a_certification_passed_by_hand_and_a_workflow_su
         workflow = await admin.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE)
         assert (cond.find(workflow["status"]["conditions"], "Failed") or {}).get("reason") == FOREIGN_STATUS
         assert [m.split(":")[0] for m in await _warnings(admin, wf["metadata"]["name"])] == [f"Workflow {NAMESPACE}/{wf['metadata']['name']}"]
-    finally:
-        for s in (admin, hand, sim_store, engine_store):
-            await s.close()
 
 
 async def _pass_by_hand(kubeconfig: Path) -> None:
@@ -121,14 +109,7 @@ async def test_a_job_failed_by_hand_blaming_a_node_blames_nobody(cluster) -> Non
     """The engine's refusal merges into the status, and the hand's failedNodes stayed beside it: the Workflow recorded
     whom that Job "blamed", and the certification counted gpu-node-01 failed on no evidence. A child whose status
     someone else wrote now reads as its failure alone."""
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    hand = await store(kubeconfig, clock, "kubectl-edit")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+    async with simulated_on_cluster(cluster, CASE, hand="kubectl-edit") as (admin, hand, engine, _):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [job] = (await admin.list(JOB, NAMESPACE)).items
@@ -143,9 +124,6 @@ async def test_a_job_failed_by_hand_blaming_a_node_blames_nobody(cluster) -> Non
         wf = await admin.get(WORKFLOW, job["metadata"]["labels"]["nvcre.nvidia.com/workflow"], NAMESPACE)
         [group] = wf["status"]["orchestration"]["iterationHistory"][-1]["groups"]
         assert group["reason"] == FOREIGN_STATUS and "gpu-node-01" not in str(group)
-    finally:
-        for s in (admin, hand, sim_store, engine_store):
-            await s.close()
 
 
 async def test_a_read_only_console_leaves_a_certification_passed_by_hand_out_and_names_it(tmp_path: Path) -> None:
@@ -181,14 +159,7 @@ class _StopsSaid(SimulatedRunner):
 async def test_a_run_succeeded_by_hand_is_failed_and_its_workload_stopped(cluster) -> None:  # noqa: F811
     """A WorkloadRun set to Succeeded by hand looked finished to its reconciler, which never stopped its workload (its
     pods held their GPUs); it is failed now and stopped, and its Job fails blaming nobody."""
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    hand = await store(kubeconfig, clock, "kubectl-patch")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, runner = await simulated_engine(engine_store, sim_store, clock, CASE, _StopsSaid)
+    async with simulated_on_cluster(cluster, CASE, runner=_StopsSaid) as (admin, hand, engine, runner):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
@@ -200,23 +171,13 @@ async def test_a_run_succeeded_by_hand_is_failed_and_its_workload_stopped(cluste
         assert (refused["status"]["phase"], refused["status"]["reason"]) == ("Failed", FOREIGN_STATUS)
         done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
         assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 0
-    finally:
-        for s in (admin, hand, sim_store, engine_store):
-            await s.close()
 
 
 async def test_a_certification_refused_mid_run_stops_its_workflows_jobs_and_runs(cluster) -> None:  # noqa: F811
     """A Certification whose status a hand wrote while it ran was refused, but its Workflows and Jobs went on: pods held
     GPUs for a certification that can no longer yield a result. Now they are stopped (the runs through the runner),
     failed CertificationRefused, and the Certification's condition names them."""
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    hand = await store(kubeconfig, clock, "kubectl-patch")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, runner = await simulated_engine(engine_store, sim_store, clock, CASE, _StopsSaid)
+    async with simulated_on_cluster(cluster, CASE, runner=_StopsSaid) as (admin, hand, engine, runner):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
@@ -233,6 +194,3 @@ async def test_a_certification_refused_mid_run_stops_its_workflows_jobs_and_runs
         refusal = cond.find(done["status"]["conditions"], "Failed") or {}
         assert refusal.get("reason") == FOREIGN_STATUS
         assert f"; stopped its Workflow {wf['metadata']['name']} (their pods deleted, no node blamed); delete it" in refusal["message"]
-    finally:
-        for s in (admin, hand, sim_store, engine_store):
-            await s.close()

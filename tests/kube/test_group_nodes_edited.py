@@ -11,10 +11,10 @@ import functools
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, GROUP_NODES_EDITED, RESULT_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.store import CERTIFICATION, JOB
-from tests.kube.cluster import a_job_in_progress, apply_install, case_certification, certification_over, simulated_engine
+from tests.kube.cluster import a_job_in_progress, case_certification, certification_over, simulated_on_cluster
 from tests.scenarios.harness import CASES
 
-from .test_engine_rbac import cluster, store  # noqa: F401 - cluster is a fixture
+from .test_engine_rbac import cluster  # noqa: F401 - cluster is a fixture
 
 CASE = CASES / "all-pass-full-scale"
 NAMESPACE = "default"
@@ -33,13 +33,7 @@ spec:
 
 
 async def test_a_group_nodes_annotation_edited_mid_run_blames_nobody(cluster) -> None:  # noqa: F811
-    server, kubeconfig, engine_kubeconfig, clock = cluster
-    admin = await store(kubeconfig, clock, "test-admin")
-    sim_store = await store(kubeconfig, clock, "nvcre-sim")
-    engine_store = await store(engine_kubeconfig, clock, "nvcre-engine")
-    try:
-        await apply_install(admin)
-        engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+    async with simulated_on_cluster(cluster, CASE) as (admin, _, engine, _):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE, CERT))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
         [job] = (await admin.list(JOB, NAMESPACE)).items
@@ -58,6 +52,3 @@ async def test_a_group_nodes_annotation_edited_mid_run_blames_nobody(cluster) ->
             f"metadata.annotations[{ANNOTATION_GROUP_NODES}] of Job {job['metadata']['name']} was edited: it names gpu-node-01, "
             f"gpu-node-02, its run {job['metadata']['name']}-run runs on gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04; "
             "its result is not taken, no node blamed")
-    finally:
-        for s in (admin, sim_store, engine_store):
-            await s.close()

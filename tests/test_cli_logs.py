@@ -264,6 +264,15 @@ NOTE = (f"nvcre: the run of job {SLOW} has not finished, but no nvcre engine hol
         "nothing advances it until one runs (`nvcre controller`, or the console `nvcre`); following its log meanwhile (ctrl-c stops)")
 
 
+def _main_in_thread(argv: list[str]) -> tuple[threading.Thread, list[int]]:
+    """`main(argv)` started in a thread of its own (the CLI runs its own event loop; a follow runs until its run ends):
+    the thread and the list its exit code is put in."""
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    thread.start()
+    return thread, codes
+
+
 def _follow_on_a_stale_lease(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], *, skew: timedelta, duration: int,
                              waits: int, after: float) -> str:
     """`logs --follow` of the running run on a cluster whose engine Lease was left as `_lease_left` leaves it: polled
@@ -273,11 +282,8 @@ def _follow_on_a_stale_lease(burned: Path, tmp_path: Path, capsys: pytest.Captur
         asyncio.run(_run_phase(kubeconfig, "Running"))
         asyncio.run(_lease_left(kubeconfig, skew=skew, holder="controller@gone/1", duration=duration))
         capsys.readouterr()
-        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
-                "--history", str(tmp_path / "h.db")]
-        codes: list[int] = []
-        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
-        following.start()
+        following, codes = _main_in_thread(["certification", "logs", "burn-in", "--job", SLOW, "--follow",
+                                            "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")])
         err = ""
         for _ in range(waits):
             err += capsys.readouterr().err
@@ -316,11 +322,8 @@ def test_follow_goes_on_through_an_api_server_that_stops_answering_and_says_so_o
         asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
         asyncio.run(_run_phase(kubeconfig, "Running"))
         capsys.readouterr()
-        argv = ["certification", "logs", "burn-in", "--job", SLOW, "--follow", "--kubeconfig", str(kubeconfig),
-                "--history", str(tmp_path / "h.db")]
-        codes: list[int] = []
-        following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
-        following.start()
+        following, codes = _main_in_thread(["certification", "logs", "burn-in", "--job", SLOW, "--follow",
+                                            "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")])
         out = err = ""
         started = time.monotonic()
         while "Avg bus bandwidth" not in out and following.is_alive():
@@ -369,10 +372,7 @@ def test_follow_on_the_simulator_says_when_no_process_runs_its_engine(tmp_path: 
     state, history = tmp_path / "s.db", tmp_path / "h.db"
     assert main(["certification", "run", "--sim", "--cert-file", str(BURN_IN), "--state", str(state), "--history", str(history)]) == 0
     capsys.readouterr()
-    codes: list[int] = []
-    argv = _logs(state, "--job", SLOW, "--follow")
-    following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
-    following.start()
+    following, codes = _main_in_thread(_logs(state, "--job", SLOW, "--follow"))
     err = ""
     for _ in range(200):
         err += capsys.readouterr().err

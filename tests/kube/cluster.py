@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from nvcre_tui.engine.clock import Clock, ManualClock
+from nvcre_tui.engine.clock import Clock, ManualClock, SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.kube import load_target
@@ -186,3 +186,18 @@ async def simulated_on_cluster(cluster: tuple[ApiServer, str, str, ManualClock],
     finally:
         for store in stores:
             await store.close()
+
+
+@asynccontextmanager
+async def store_with_cluster_fields(server: ApiServer, folder: Path, fields: Mapping[str, Any]) -> AsyncIterator[KubeStore]:
+    """A store as `server`'s admin through a kubeconfig (in `folder`, also its HOME) whose cluster entry has `fields` set
+    beside what the server writes, as a user edits one (disable-compression, tls-server-name); closed after."""
+    kubeconfig = server.write_kubeconfig(folder / "kubeconfig")
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["clusters"][0]["cluster"].update(fields)
+    kubeconfig.write_text(yaml.safe_dump(config))
+    store = KubeStore(await load_target(str(kubeconfig), environ={"HOME": str(folder)}), SystemClock(), user_agent="nvcre-test")
+    try:
+        yield store
+    finally:
+        await store.close()

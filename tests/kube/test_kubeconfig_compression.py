@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.kube import load_target
-from nvcre_tui.engine.store.kube import KubeStore
+from tests.kube.cluster import store_with_cluster_fields
 from tests.kubeapi import ApiServer
 
 
@@ -20,15 +19,8 @@ async def test_disable_compression_asks_for_answers_as_they_are(tmp_path: Path, 
     server = ApiServer()
     await server.start()
     try:
-        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        config = yaml.safe_load(kubeconfig.read_text())
-        config["clusters"][0]["cluster"]["disable-compression"] = disabled
-        kubeconfig.write_text(yaml.safe_dump(config))
-        store = KubeStore(await load_target(str(kubeconfig), environ={"HOME": str(tmp_path)}), SystemClock(), user_agent="nvcre-test")
-        try:
+        async with store_with_cluster_fields(server, tmp_path, {"disable-compression": disabled}) as store:
             await store.served_groups()
-        finally:
-            await store.close()
         asked = {request.accept_encoding for request in server.requests}
         assert asked == {"identity"} if disabled else all("gzip" in encodings for encodings in asked), asked
     finally:

@@ -556,3 +556,93 @@ def test_a_failed_simulated_runs_kept_tail_read_without_the_fleet_says_it_is_sim
         assert main(_played_log(alice, history)) == 0
         assert capsys.readouterr() == (out, "")
         assert not [(r.verb, r.status) for r in server.requests if r.resource == "pods"]
+
+
+# ------------------------------------------------------------------------------------------- --follow before any job
+
+ALL_REDUCE = "communication/nccl-all-reduce"  # two's second category: no Workflow, no Job until its first has ended
+
+
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulator store where certification two (nccl-loopback, then nccl-all-reduce, on one node) was created and no
+    engine ran it on: its first category has its Job, its second none yet."""
+    folder = tmp_path_factory.mktemp("two")
+    scenario = folder / "one.yaml"
+    scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1}]}))
+    assert main(["certification", "run", "--scenario", str(scenario), "--state", str(folder / "s.db"), "--history",
+                 str(folder / "h.db"), "--category", "communication/nccl-loopback", "--category", ALL_REDUCE, "--name", "two"]) == 0
+    return folder
+
+
+def _following(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, threading.Thread, list[int], str]:
+    """`logs two --category nccl-all-reduce --follow` on a copy of `two`, once it said it waits (its stderr so far)."""
+    import shutil
+
+    for name in ("s.db", "one.yaml"):
+        shutil.copy(folder / name, tmp_path / name)
+    capsys.readouterr()
+    codes: list[int] = []
+    argv = ["certification", "logs", "two", "--state", str(tmp_path / "s.db"), "--history", str(tmp_path / "h.db"),
+            "--category", ALL_REDUCE, "--follow"]
+    following = threading.Thread(target=lambda: codes.append(main(argv)), daemon=True)
+    following.start()
+    err = ""
+    for _ in range(200):
+        err += capsys.readouterr().err
+        if "waiting for its first" in err or not following.is_alive():
+            break
+        time.sleep(0.02)
+    return tmp_path, following, codes, err
+
+
+WAITS = f"nvcre: certification two has run no job of {ALL_REDUCE} yet: waiting for its first (ctrl-c stops)"
+
+
+def test_follow_waits_for_the_first_job_of_its_category(two: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`logs --category D/V --follow` of a category with no Job yet exited at once (`ran no job of ... (its categories
+    with jobs: ...)`, exit 2). It waits for its first, saying so once, as `kubectl logs -f` waits for a pod to start,
+    then follows its run to its end."""
+    monkeypatch.setattr("nvcre_tui.cli.logs.FOLLOW_SECONDS", 0.05)
+    folder, following, codes, err = _following(two, tmp_path, capsys)
+    assert WAITS in err.splitlines() and following.is_alive(), (codes, err)
+    assert main(["certification", "run", "--scenario", str(folder / "one.yaml"), "--state", str(folder / "s.db"), "--history",
+                 str(folder / "h.db"), "--category", "communication/nccl-loopback", "--category", ALL_REDUCE, "--name", "two",
+                 "--wait"]) == 0
+    following.join(20)
+    assert not following.is_alive() and codes == [0]
+    out, later = capsys.readouterr()
+    assert "Avg bus bandwidth" in out and WAITS not in later, later  # said once, before
+    # no engine ran it while it waited: said once too, in the words of a run no engine advances
+    said = err + later
+    assert said.count("no nvcre process runs the engine") == 1 and "waiting for its first job meanwhile (ctrl-c stops)" in said, said
+
+
+def test_follow_waiting_for_a_first_job_ends_with_the_certification(two: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A certification that ends before the category ran a job ends the wait as `logs` without --follow says it."""
+    from nvcre_tui.engine.sim.scenario import load_scenario
+    from nvcre_tui.engine.session import SimSession
+
+    monkeypatch.setattr("nvcre_tui.cli.logs.FOLLOW_SECONDS", 0.05)
+    folder, following, codes, err = _following(two, tmp_path, capsys)
+    assert WAITS in err.splitlines() and following.is_alive(), (codes, err)
+
+    async def failed() -> None:
+        session = await SimSession.open(load_scenario(folder / "one.yaml"), folder / "s.db", history=None, want_engine=False)
+        try:
+            cert = await session.store.get(CERTIFICATION, "two", "default")
+            cert.setdefault("status", {})["conditions"] = [
+                {"type": "Failed", "status": "True", "reason": "Test", "message": "ended by the test",
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}]
+            await session.store.update_status(CERTIFICATION, cert)
+        finally:
+            await session.close()
+
+    asyncio.run(failed())
+    following.join(20)
+    assert not following.is_alive() and codes == [2]
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"--category: certification two ran no job of {ALL_REDUCE} (its categories with jobs: communication/nccl-loopback)")

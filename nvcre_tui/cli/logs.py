@@ -115,8 +115,8 @@ async def _logs(args: argparse.Namespace) -> int:
         await close_session(session, told)
 
 
-async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry]:
-    """The certification's Jobs (damaged ones left out), in category order."""
+async def _entries(session: Session, name: str, namespace: str) -> tuple[CertificationView, list[JobEntry]]:
+    """The certification, and its Jobs (damaged ones left out) in category order."""
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
@@ -132,7 +132,7 @@ async def _entries(session: Session, name: str, namespace: str) -> list[JobEntry
     listed_jobs = (await session.store.list(JOB, namespace)).items
     jobs = [job for wf in workflows for job in owned(listed_jobs, wf) if damaged_object(JOB.kind, job) is None]
     view = CertificationView.of(cert, workflows, jobs)
-    return [JobEntry(category.name, category.key, job) for category in view.categories for job in category.jobs]
+    return view, [JobEntry(category.name, category.key, job) for category in view.categories for job in category.jobs]
 
 
 def _refused(error: StoreError) -> str:
@@ -162,12 +162,45 @@ def _chosen(entries: list[JobEntry], args: argparse.Namespace) -> list[JobEntry]
 
 async def _logs_in(session: Session, args: argparse.Namespace) -> int:
     namespace = namespace_of(args, session)
-    chosen = _chosen(await _entries(session, args.name, namespace), args)
+    view, entries = await _entries(session, args.name, namespace)
+    if args.follow and not args.job:
+        entries = await _first_job(session, args, namespace, view, entries)
+    chosen = _chosen(entries, args)
     with_log = [entry for entry in chosen if entry.has_log]
     if args.job or ((args.category or args.node) and len(with_log) == 1):
         return await _print_log(session, (with_log or chosen)[0], namespace, args.follow)
     _list(with_log, args)
     return 0
+
+
+async def _first_job(session: Session, args: argparse.Namespace, namespace: str, view: CertificationView,
+                     entries: list[JobEntry]) -> list[JobEntry]:
+    """`--follow` of a certification that has run no job (of --category, on --node) yet waits for its first, as `kubectl
+    logs -f` waits for a pod to start (it exited at once: `ran no job of ... (its categories with jobs: none yet)`);
+    said once on stderr, the engine's absence too. Until the certification ends: then the jobs as they are (what names
+    none is bad input, as without --follow). A --category the certification does not have is not waited for."""
+    if args.category and not any(args.category in (category.key, category.name) for category in view.categories):
+        return entries
+    what = f"certification {args.name} has run no job{f' of {args.category}' if args.category else ''}" \
+           f"{f' on {args.node}' if args.node else ''} yet"
+    stalled = _StallNote(session, what, meanwhile="waiting for its first job meanwhile")
+    said = False
+    while not is_terminal(view.cert) and not _selected_ran(entries, args):
+        if not said:
+            say(f"nvcre: {what}: waiting for its first (ctrl-c stops)")
+            said = True
+        await stalled.check()
+        await asyncio.sleep(FOLLOW_SECONDS)
+        view, entries = await _entries(session, args.name, namespace)
+    return entries
+
+
+def _selected_ran(entries: list[JobEntry], args: argparse.Namespace) -> bool:
+    """Some job --category and --node leave has a log (it ran)."""
+    try:
+        return any(entry.has_log for entry in _chosen(entries, args))
+    except InputError:  # none left: none ran yet
+        return False
 
 
 def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:
@@ -274,6 +307,7 @@ class _StallNote:
 
     session: Session
     subject: str
+    meanwhile: str = "following its log meanwhile"
     said: bool = False
     next_check: float = 0.0
     lease: EngineLease | None = None
@@ -285,7 +319,7 @@ class _StallNote:
         self.lease = self.lease or reader_lease(self.session)
         note = await no_engine_note(self.session, self.subject, lease=self.lease)
         if note is not None:
-            say(f"{note}; following its log meanwhile (ctrl-c stops)")
+            say(f"{note}; {self.meanwhile} (ctrl-c stops)")
             self.said = True
 
 

@@ -59,7 +59,7 @@ def _logs(state: Path, *extra: str) -> list[str]:
 
 def test_without_a_job_it_lists_the_jobs_failed_first_and_says_how_to_pick(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    assert main(_logs(burned)) == 0
+    assert main(_logs(burned)) == 2  # a list to pick from, no log: incomplete input (it exited 0)
     out, err = capsys.readouterr()
     rows = out.splitlines()
     assert rows[0].split() == ["JOB", "CATEGORY", "RESULT", "NODES"]
@@ -74,7 +74,7 @@ def test_without_a_job_it_lists_the_jobs_failed_first_and_says_how_to_pick(burne
 
 def test_a_node_alone_narrows_the_list_and_with_its_category_prints_the_whole_log(burned: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    assert main(_logs(burned, "--node", "gpu-node-07")) == 0
+    assert main(_logs(burned, "--node", "gpu-node-07")) == 2
     assert [row.split()[0] for row in capsys.readouterr().out.splitlines()[1:]] == [SLOW, "burn-in-communication-nccl-loopback-group-6-iter-1"]
     assert main(_logs(burned, "--node", "gpu-node-07", "--category", "communication/nccl-all-reduce")) == 0
     whole = capsys.readouterr().out
@@ -93,7 +93,7 @@ def test_the_way_to_pick_names_only_what_narrows_further(burned: Path, tmp_path:
     tested the node and said "Pick one: ... --job JOB (or --category D/V --node NODE)", the two flags just given. Each
     way named narrows further: with both given only --job does."""
     capsys.readouterr()
-    assert main(_logs(burned, "--node", "gpu-node-07")) == 0
+    assert main(_logs(burned, "--node", "gpu-node-07")) == 2
     assert capsys.readouterr().err == "Pick one: nvcre certification logs burn-in --job JOB (or add --category D/V)\n"
     scenario = tmp_path / "one.yaml"
     scenario.write_text(json.dumps({"name": "one", "seed": 4, "nodes": [{"count": 1}]}))
@@ -101,7 +101,7 @@ def test_the_way_to_pick_names_only_what_narrows_further(burned: Path, tmp_path:
     assert main(["certification", "run", "--scenario", str(scenario), *state, "--category", "communication/nccl-loopback",
                  "--repeat-count", "2", "--name", "twice", "--wait"]) == 0
     capsys.readouterr()
-    assert main(["certification", "logs", "twice", *state, "--category", "communication/nccl-loopback", "--node", "gpu-node-01"]) == 0
+    assert main(["certification", "logs", "twice", *state, "--category", "communication/nccl-loopback", "--node", "gpu-node-01"]) == 2
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1 + 2, out  # its two iterations
     assert err == "Pick one: nvcre certification logs twice --job JOB\n"
@@ -220,7 +220,7 @@ def test_on_a_cluster_it_reads_the_result_pods_log_and_says_what_rbac_is_missing
         asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
         history = str(tmp_path / "h.db")
         capsys.readouterr()
-        assert main(["certification", "logs", "burn-in", "--kubeconfig", str(kubeconfig), "--history", history]) == 0
+        assert main(["certification", "logs", "burn-in", "--kubeconfig", str(kubeconfig), "--history", history]) == 2  # the list
         assert capsys.readouterr().out.splitlines()[1].split()[:3] == [SLOW, "communication/nccl-all-reduce", "Failed"]
         assert main(["certification", "logs", "burn-in", "--job", SLOW, "--kubeconfig", str(kubeconfig), "--history", history]) == 0
         out, err = capsys.readouterr()

@@ -10,7 +10,7 @@ no engine holds the Lease (or its holder stopped renewing it; on the simulator, 
 once on stderr that nothing advances the run, and goes on following.
 
 Which log: `--job JOB` names one; without it `--category D/V` and `--node NODE` narrow the certification's jobs, and
-when one job is left its log is printed; otherwise the jobs that have a log are listed (failed first) with how to pick.
+when one job is left its log is printed; otherwise the jobs that have a log are listed (failed first) with how to pick (exit 2).
 """
 
 from __future__ import annotations
@@ -170,7 +170,9 @@ async def _logs_in(session: Session, args: argparse.Namespace) -> int:
     if args.job or ((args.category or args.node) and len(with_log) == 1):
         return await _print_log(session, (with_log or chosen)[0], namespace, args.follow)
     _list(with_log, args)
-    return 0
+    # a list to pick from is no log: incomplete input (exit 2, as the README's exit codes say), so `logs NAME > f && ...`
+    # does not go on with a table for a log (kubectl exits 1 when it needs a pod it was not given; 1 is FAILED here)
+    return 2 if with_log else 0
 
 
 async def _first_job(session: Session, args: argparse.Namespace, namespace: str, view: CertificationView,

@@ -4,6 +4,7 @@ pod on the node at fault is read before the pods go, and `status.logRef` names t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from nvcre_tui.engine.store.protocol import BATCH_JOB, POD, WORKLOADRUN
 from tests.runner.harness import batch_runner_on_gpu_nodes, pods_caught_up
@@ -23,12 +24,32 @@ def _pod(job: dict, index: int, status: dict, node: str | None) -> dict:
                                               "uid": job["metadata"]["uid"], "controller": True}]}}
 
 
+RUNNING = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
+                                                   "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
+
+
+async def _spec_run_started(store: Any, runner: Any, name: str) -> dict:
+    """WorkloadRun `name` of SPEC in default, looked at once by `runner` (the batch fallback): its workload, the batch Job."""
+    run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
+                                           "metadata": {"name": name, "namespace": "default"}, "spec": SPEC})
+    await runner.reconcile_run(run)
+    workload: dict = (await store.list(BATCH_JOB, "default")).items[0]
+    return workload
+
+
+async def _pods_running(store: Any, workload: dict) -> list[dict]:
+    """The pods of `workload`'s two indexes, on SPEC's gpu-node-01 and gpu-node-02, made and Running (as the Job
+    controller, the scheduler and the kubelet would leave them); as their status was written."""
+    pods = []
+    for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
+        created = await store.create(POD, _pod(workload, index, RUNNING, node))
+        pods.append(await store.patch_status(POD, created["metadata"]["name"], "default", RUNNING))
+    return pods
+
+
 async def test_the_pod_on_the_blamed_node_is_the_log_pod_when_rank_zero_never_ran(tmp_path: Path) -> None:
     async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
-        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                               "metadata": {"name": "oom-run", "namespace": "default"}, "spec": SPEC})
-        await runner.reconcile_run(run)
-        job = (await store.list(BATCH_JOB, "default")).items[0]
+        job = await _spec_run_started(store, runner, "oom-run")
         waiting = {"phase": "Pending", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False,
                                                                "state": {"waiting": {"reason": "ContainerCreating"}}}]}
         oom = {"phase": "Failed", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": False, "state": {

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.sim.scenario import load_scenario
-from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, POD, WORKLOADRUN
+from nvcre_tui.engine.store.protocol import BATCH_JOB, JOB, WORKLOADRUN
 from tests.kube.cluster import installed, store_on
 from tests.kubeapi import Fault
 from tests.runner.harness import batch_runner_on_gpu_nodes, job_and_its_run, pods_caught_up, register_gpu_nodes
-from tests.runner.test_log_pod import SPEC, _pod
+from tests.runner.test_log_pod import SPEC, _pods_running, _spec_run_started
 from tests.scenarios.harness import CASES
 
 NODES = ["gpu-node-01", "gpu-node-02"]  # SPEC's target
@@ -21,15 +21,7 @@ NODES = ["gpu-node-01", "gpu-node-02"]  # SPEC's target
 
 async def test_a_stop_whose_log_read_the_server_fails_still_deletes_the_workload(tmp_path: Path) -> None:
     async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
-        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                               "metadata": {"name": "hung-run", "namespace": "default"}, "spec": SPEC})
-        await runner.reconcile_run(run)
-        job = (await store.list(BATCH_JOB, "default")).items[0]
-        running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
-                                                               "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
-        for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
-            created = await store.create(POD, _pod(job, index, running, node))
-            await store.patch_status(POD, created["metadata"]["name"], "default", running)
+        await _pods_running(store, await _spec_run_started(store, runner, "hung-run"))
         await pods_caught_up(runner, store)
         # the kubelet behind every log read is away: the API server answers 500 (`dial tcp ...:10250: i/o timeout`)
         server.faults.add(Fault(method="GET", path=r"/log$", status=500))
@@ -51,11 +43,7 @@ async def test_a_resumed_release_of_a_run_whose_job_has_its_verdict_does_not_wai
             job, run = await job_and_its_run(store, SPEC, NODES)
             await runner.reconcile_run(run)
             workload = (await store.list(BATCH_JOB, "default")).items[0]
-            running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
-                                                                   "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
-            for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
-                created = await store.create(POD, _pod(workload, index, running, node))
-                await store.patch_status(POD, created["metadata"]["name"], "default", running)
+            await _pods_running(store, workload)
             # the run's end and its Job's verdict written by an engine that died before the release
             await store.patch_status(WORKLOADRUN, "cert-job-run", "default", {"phase": "Failed", "reason": "WorkloadFailed"})
             failed = [{"type": "Failed", "status": "True", "reason": "JobTimedOut", "message": "no result",

@@ -22,7 +22,7 @@ from tests.kube.cluster import certification_over
 from tests.kubeapi.faults import Fault
 from tests.kubeapi.kubelet import PodFault
 from tests.runner.harness import batch_runner_on_gpu_nodes, emulator_report, job_pods_running, kubelet_driven_engine, pods_caught_up
-from tests.runner.test_log_pod import SPEC, _pod
+from tests.runner.test_log_pod import RUNNING, _pods_running, _spec_run_started
 from tests.scenarios.harness import NAMESPACE
 
 Obj = dict[str, Any]
@@ -57,16 +57,7 @@ async def test_a_disrupted_runs_end_does_not_wait_on_its_log_whatever_its_kept_l
     line naming a node (a NCCL WARN) made it read the result pod's log once more, required, and raise for
     READ_PATIENCE_SECONDS while the server failed it: the run stayed Running, its workload and the GPUs held."""
     async with batch_runner_on_gpu_nodes(tmp_path) as (server, store, runner):
-        run = await store.create(WORKLOADRUN, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRun",
-                                               "metadata": {"name": "taken-run", "namespace": "default"}, "spec": SPEC})
-        await runner.reconcile_run(run)
-        workload = (await store.list(BATCH_JOB, "default")).items[0]
-        running = {"phase": "Running", "containerStatuses": [{"name": "node", "image": SPEC["image"], "ready": True,
-                                                               "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
-        pods = []
-        for index, node in ((0, "gpu-node-01"), (1, "gpu-node-02")):
-            created = await store.create(POD, _pod(workload, index, running, node))
-            pods.append(await store.patch_status(POD, created["metadata"]["name"], "default", running))
+        pods = await _pods_running(store, await _spec_run_started(store, runner, "taken-run"))
         server.set_pod_log("default", pods[0]["metadata"]["name"],
                            "2026-01-01T00:00:30.000000000Z gpu-node-02:4102:4109 [0] NCCL WARN NET/IB : Got completion from peer with status=12\n")
         await pods_caught_up(runner, store)
@@ -77,7 +68,7 @@ async def test_a_disrupted_runs_end_does_not_wait_on_its_log_whatever_its_kept_l
         # the taint manager takes gpu-node-02's pod (a NoExecute taint on a Ready node): DisruptionTarget, then a graceful delete
         taken = {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
                                  "message": "Taint manager: deleting due to NoExecute taint"}]}
-        await store.patch_status(POD, pods[1]["metadata"]["name"], "default", {**running, **taken})
+        await store.patch_status(POD, pods[1]["metadata"]["name"], "default", {**RUNNING, **taken})
         await store.delete(POD, pods[1]["metadata"]["name"], "default")
         await pods_caught_up(runner, store)
         await runner.reconcile_run(await store.get(WORKLOADRUN, "taken-run", "default"))

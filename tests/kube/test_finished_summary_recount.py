@@ -17,11 +17,9 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.engine import Engine
 from nvcre_tui.engine.kube.install import FIELD_MANAGER, INSTALL_NAMESPACE, install_objects
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.runners.simulated import SimulatedRunner
-from nvcre_tui.engine.sim.fleet import SimulatedFleet
-from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, kind_of
 from nvcre_tui.engine.store.kube import KubeStore
+from tests.kube.cluster import simulated_engine
 from tests.kubeapi import ApiServer
 from tests.scenarios.harness import CASES, catalog
 
@@ -33,10 +31,8 @@ NAME = "cordon-during-first-category"
 
 
 async def engine_on(engine_store: KubeStore, sim_store: KubeStore, clock: ManualClock) -> Engine:
-    scenario = Scenario.model_validate(yaml.safe_load((CASE / "scenario.yaml").read_text()))
-    fleet = SimulatedFleet(sim_store, clock, scenario)
-    await fleet.ensure_nodes()
-    return Engine(engine_store, clock, catalog(), SimulatedRunner(sim_store, clock, scenario, fleet))
+    engine, _ = await simulated_engine(engine_store, sim_store, clock, CASE)
+    return engine
 
 
 async def test_the_engine_recounts_an_old_finished_summary_once_within_its_rbac(cluster, tmp_path: Path) -> None:  # noqa: F811

@@ -97,8 +97,8 @@ async def test_a_jobs_output_is_read_in_another_slice_than_the_one_it_was_fetche
             beats[0] += 1
             await asyncio.sleep(0)
 
-    async def fetched_logs(self: SimulatedRunner, run: Any) -> list[str]:
-        lines = await logs(self, run)
+    async def fetched_logs(self: SimulatedRunner, run: Any, *, required: bool = True) -> list[str]:
+        lines = await logs(self, run, required=required)
         fetched.append(beats[0])
         return lines
 

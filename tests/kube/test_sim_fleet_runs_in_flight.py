@@ -99,16 +99,18 @@ async def test_a_certification_the_fleet_runs_is_known_by_its_jobs_before_its_ow
     real-pod controller started meanwhile took the Lease and failed all 32 of its groups."""
     from nvcre_tui.engine.clock import ManualClock
     from nvcre_tui.engine.kube.session import _fleet_played
-    from nvcre_tui.engine.store import JOB, MemoryStore
+    from nvcre_tui.engine.store import JOB, WORKFLOW, MemoryStore
 
     clock = ManualClock()
     store = MemoryStore(clock)
     await store.create(CONFIGMAP, {"metadata": {"name": FLEET_CONFIGMAP, "namespace": INSTALL_NAMESPACE}, "data": {}})
-    await store.create(CERTIFICATION, {**CERT, "status": {"conditions": []}})
+    cert = await store.create(CERTIFICATION, {**CERT, "status": {"conditions": []}})
     assert await _fleet_played(store, INSTALL_NAMESPACE) is None  # nothing says who runs it yet
     simulated = {"type": "Simulated", "status": "True", "reason": "SimulatedRunner", "message": "", "lastTransitionTime": format_time(clock.now())}
-    job = await store.create(JOB, {"metadata": {"name": "played-job", "namespace": "default",
-                                                "labels": {"nvcre.nvidia.com/certification": "played"}}, "spec": {}})
+    workflow = await store.create(WORKFLOW, {"metadata": {"name": "played-nccl", "namespace": "default", "ownerReferences": [
+        {"kind": "Certification", "name": "played", "uid": cert["metadata"]["uid"], "controller": True}]}, "spec": {}})
+    job = await store.create(JOB, {"metadata": {"name": "played-job", "namespace": "default", "ownerReferences": [
+        {"kind": "Workflow", "name": "played-nccl", "uid": workflow["metadata"]["uid"], "controller": True}]}, "spec": {}})
     await store.update_status(JOB, {**job, "status": {"conditions": [simulated]}})  # a status is its subresource's
     said = await _fleet_played(store, INSTALL_NAMESPACE)
     assert said is not None and "runs default/played" in said
@@ -158,3 +160,27 @@ async def test_a_kind_rbac_refuses_to_list_skips_only_its_own_part_of_the_check(
         finally:
             await carol.close()
             await admin.close()
+
+
+async def test_the_fleets_runs_are_known_by_owner_when_their_labels_were_removed() -> None:
+    """A run's Workflow and Certification were found by the `nvcre.nvidia.com/workflow` and `/certification` labels:
+    with them removed by hand (metadata anyone may edit) the fleet's runs went unseen, and a real-pod engine took the
+    Lease and failed them. They are followed by owner, run -> Job -> Workflow -> Certification, as the engine joins."""
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.kube.session import _fleet_played
+    from nvcre_tui.engine.store import JOB, WORKFLOW, WORKLOADRUN, MemoryStore
+
+    clock = ManualClock()
+    store = MemoryStore(clock)
+    await store.create(CONFIGMAP, {"metadata": {"name": FLEET_CONFIGMAP, "namespace": INSTALL_NAMESPACE}, "data": {}})
+    owner = await store.create(CERTIFICATION, {**CERT, "status": {"conditions": []}})
+    for kind, name in ((WORKFLOW, "played-nccl"), (JOB, "played-nccl-group-0-iter-1"), (WORKLOADRUN, "played-nccl-group-0-iter-1-run")):
+        owner = await store.create(kind, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": kind.kind, "spec": {}, "metadata": {
+            "name": name, "namespace": "default", "labels": {},  # kubectl label ... nvcre.nvidia.com/workflow-
+            "ownerReferences": [{"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": owner["kind"], "name": owner["metadata"]["name"],
+                                 "uid": owner["metadata"]["uid"], "controller": True}]}})
+    assert await _fleet_played(store, INSTALL_NAMESPACE) is None  # nothing says who runs it yet
+    simulated = {"type": "Simulated", "status": "True", "reason": "SimulatedRunner", "message": "", "lastTransitionTime": format_time(clock.now())}
+    await store.update_status(WORKLOADRUN, {**owner, "status": {"conditions": [simulated]}})
+    said = await _fleet_played(store, INSTALL_NAMESPACE)
+    assert said is not None and "runs default/played" in said

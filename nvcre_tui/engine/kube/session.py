@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,9 +26,9 @@ from nvcre_tui.engine.clock import Clock, SimulatedClock, SystemClock
 from nvcre_tui.engine.controllers.conditions import is_terminal, is_true
 from nvcre_tui.engine.engine import Engine, Metrics, engine_cache
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.api.bodies import annotations_of, labels_of, meta_of
+from nvcre_tui.engine.api.bodies import annotations_of, meta_of
 from nvcre_tui.engine.api.nodes import NODES_GRANT
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, LABEL_CERTIFICATION, LABEL_WORKFLOW, RUNNER_PODS,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_ENGINE_RUNNER, SIMULATOR_AGENT, ENGINE_NAME, INSTALL_NAMESPACE, RUNNER_PODS,
                                              RUNNER_SIMULATED, SIMULATED)
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.kube.access import CONTROLLER_NEEDED, allowed, engine_refused
@@ -36,6 +37,7 @@ from nvcre_tui.engine.kube.install import schema_refusal
 from nvcre_tui.engine.kube.schemaguard import changed_under, installed_crds, restored
 from nvcre_tui.engine.kube.installs import InstallRefused, require_install
 from nvcre_tui.engine.kube.podlogs import PodLogSource
+from nvcre_tui.engine.names import controller_uid
 from nvcre_tui.engine.lease import NO_HOLDER, EngineLease, LeaseHolder, engine_identity
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.planning.catalog import Catalog
@@ -569,24 +571,40 @@ async def _fleet_played(store: ResourceStore, install_namespace: str) -> str | N
     except (NotFound, Forbidden):
         return None
     jobs, runs = await _listed(store, JOB), await _listed(store, WORKLOADRUN)
-    workflows = {(meta_of(w).get("namespace"), meta_of(w).get("name")): w for w in await _listed(store, WORKFLOW)}
     unfinished = {(meta_of(c).get("namespace"), meta_of(c).get("name")): c for c in certifications if not is_terminal(c)}
     played = {key for key, c in unfinished.items()
               if is_true(c, SIMULATED) or annotations_of(c).get(ANNOTATION_ENGINE_RUNNER) == RUNNER_SIMULATED}
-    played |= {key for job in jobs if is_true(job, SIMULATED)
-               and (key := (meta_of(job).get("namespace"), labels_of(job).get(LABEL_CERTIFICATION))) in unfinished}
-    # A run an older nvcre's fleet started says none of that (no Simulated condition, Jobs without the certification
-    # label): the server records the simulator as a writer of its status; its Workflow names the certification.
-    for run in runs:
-        if is_true(run, SIMULATED) or played_by_the_fleet(run):
-            workflow = workflows.get((meta_of(run).get("namespace"), labels_of(run).get(LABEL_WORKFLOW)))
-            if workflow is not None and (key := (meta_of(run).get("namespace"), labels_of(workflow).get(LABEL_CERTIFICATION))) in unfinished:
-                played.add(key)
+    # Whose a Job or run is, by owner (run -> Job -> Workflow -> Certification, as the engine joins them), never by
+    # label: a label removed by hand hid the fleet's runs, and a real-pod engine took the Lease and failed them. A run
+    # an older nvcre's fleet started carries no Simulated condition: the server records the simulator as a writer of
+    # its status.
+    certification_of = _certification_by_owner(certifications, await _listed(store, WORKFLOW), jobs)
+    played |= {key for job in jobs if is_true(job, SIMULATED) and (key := certification_of(job)) in unfinished}
+    played |= {key for run in runs if (is_true(run, SIMULATED) or played_by_the_fleet(run)) and (key := certification_of(run)) in unfinished}
     if not played:
         return None
     names = ", ".join(f"{namespace}/{name}" for namespace, name in sorted(played)[:3]) + (" ..." if len(played) > 3 else "")
     return (f"the simulated fleet (ConfigMap {install_namespace}/{FLEET_CONFIGMAP}) runs {names}, and an engine that "
             "runs real pods would fail them: pass --sim-runner and its --scenario, or wait until they finish")
+
+
+def _certification_by_owner(certifications: list[Obj], workflows: list[Obj], jobs: list[Obj]) -> Callable[[Obj], tuple[Any, Any] | None]:
+    """(namespace, name) of the Certification a Job or run descends from by controller ownerReferences (None: an owner
+    on the way is not among those listed)."""
+    certified = {uid: (meta_of(c).get("namespace"), meta_of(c).get("name")) for c in certifications if (uid := meta_of(c).get("uid"))}
+    parents = {uid: obj for obj in (*workflows, *jobs) if (uid := meta_of(obj).get("uid"))}
+
+    def certification_of(obj: Obj) -> tuple[Any, Any] | None:
+        for _ in range(3):  # a run's Job, its Workflow, its Certification
+            uid = controller_uid(obj) or ""
+            if uid in certified:
+                return certified[uid]
+            if (parent := parents.get(uid)) is None:
+                return None
+            obj = parent
+        return None
+
+    return certification_of
 
 
 async def _listed(store: ResourceStore, kind: ResourceKind) -> list[Obj]:

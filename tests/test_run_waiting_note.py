@@ -3,6 +3,7 @@ per run, instead of minutes of silence until the grace ends (an API server with 
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from typing import Any
@@ -39,24 +40,44 @@ class Session:
         self.clock, self.cache, self.engine = clock, cache, engine  # engine: whether this process runs one
 
 
-def running_certification() -> tuple[dict[str, Any], dict[str, Any]]:
-    """Certification c, its nccl-all-reduce category InProgress, and that category's Workflow."""
-    cert = {"metadata": {"name": "c"}, "status": {
+def owned(child: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
+    """`child`, given a uid and its controller ownerReference to `owner`, as the engine creates it."""
+    child["metadata"]["uid"] = child["metadata"].get("uid") or f"uid-{child['metadata']['name']}"
+    child["metadata"]["ownerReferences"] = [{"kind": owner.get("kind", ""), "name": owner["metadata"]["name"],
+                                             "uid": owner["metadata"]["uid"], "controller": True}]
+    return child
+
+
+def ran(workflow: dict[str, Any], jobs: list[dict[str, Any]], runs: list[dict[str, Any]]) -> None:
+    """Each Job the Workflow's, recorded as its group's jobRef (group-N from the Job's name), each run its Job's."""
+    workflow["status"] = {"orchestration": {"groups": [
+        {"name": re.findall(r"group-\d+", job["metadata"]["name"])[0], "jobRef": job["metadata"]["name"]} for job in jobs]}}
+    for job in jobs:
+        owned(job, workflow)
+    by_name = {job["metadata"]["name"]: job for job in jobs}
+    for run in runs:
+        owned(run, by_name[run["metadata"]["name"].removesuffix("-run")])
+
+
+def running_certification(name: str = "c") -> tuple[dict[str, Any], dict[str, Any]]:
+    """Certification `name`, its nccl-all-reduce category InProgress, and that category's Workflow."""
+    cert = {"metadata": {"name": name, "uid": f"uid-{name}"}, "status": {
         "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
-        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress",
+        "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "InProgress", "workflowRef": {"name": f"{name}-nccl"},
                               "message": "Discovered 4 nodes, partitioned into 1 group (4 nodes/job)"}]}}
-    workflow = {"metadata": {"name": "c-nccl", "labels": {"nvcre.nvidia.com/certification": "c", "nvcre.nvidia.com/category-domain": "communication",
-                                                          "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    workflow = owned({"metadata": {"name": f"{name}-nccl", "labels": {"nvcre.nvidia.com/certification": name, "nvcre.nvidia.com/category-domain": "communication",
+                                                                     "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}, cert)
     return cert, workflow
 
 
 def waiting_session(clock: ManualClock, run_status: dict[str, Any], job_spec: dict[str, Any]) -> Session:
     """Certification c's nccl-all-reduce category with one run of group-0, pending since START."""
-    _, workflow = running_certification()
+    cert, workflow = running_certification()
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"pendingSince": format_time(START), **run_status}}
     job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": job_spec}
-    return Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
+    ran(workflow, [job], [run])
+    return Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))
 
 
 def test_a_run_waiting_for_its_pods_is_told_once_with_why_and_when_it_fails() -> None:
@@ -147,7 +168,9 @@ async def test_the_long_silence_line_says_why_groups_wait_for_their_pods_rather_
     cert, workflow = running_certification()
     run = {"metadata": {"name": "c-nccl-group-0-iter-1-run", "uid": "u1", "labels": LABELS},
            "status": {"phase": "Scheduling", "pendingSince": format_time(SystemClock().now()), "message": WAITING}}
-    session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run]}))  # type: ignore[arg-type]
+    job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {}}
+    ran(workflow, [job], [run])
+    session: Any = Session(SystemClock(), Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}))  # type: ignore[arg-type]
     monkeypatch.setattr(waiting, "WAITING_NOTE_SECONDS", 0.0)
     console = Console(file=io.StringIO(), width=400)
     finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
@@ -226,6 +249,7 @@ async def test_the_long_silence_line_says_how_long_running_groups_have_run_rathe
            "status": {"phase": "Running", "pendingSince": format_time(START), "startTime": format_time(START + timedelta(seconds=20)),
                       "nodes": ["a", "b", "c", "d"], "message": "running on 4 node(s)"}}
     job = {"metadata": {"name": "c-nccl-group-0-iter-1"}, "spec": {"timeout": "1h"}}
+    ran(workflow, [job], [run])
     session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [run], JOB: [job]}), None)
     clock.advance(5 * 60 + 50)
     monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)  # the follower's own seconds: a viewer of a manual clock
@@ -256,14 +280,14 @@ async def test_a_category_held_by_a_certification_whose_pods_never_come_says_why
         "conditions": [{"type": "InProgress", "status": "True", "reason": "CategoriesRunning", "message": "running"}],
         "categoryStatuses": [{"domain": "communication", "variant": "nccl-all-reduce", "status": "Pending", "reason": "WaitingForNodes",
                               "message": held}]}}
-    first = {"metadata": {"name": "first-nccl", "labels": {"nvcre.nvidia.com/certification": "first", "nvcre.nvidia.com/category-domain":
-                                                           "communication", "nvcre.nvidia.com/category-variant": "nccl-all-reduce"}}}
+    holder, first = running_certification("first")
     run = {"metadata": {"name": "first-nccl-group-0-iter-1-run", "uid": "u1", "labels": {**LABELS, "nvcre.nvidia.com/workflow": "first-nccl"}},
            "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
     job = {"metadata": {"name": "first-nccl-group-0-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}}
+    ran(first, [job], [run])
     clock = ManualClock(START)
     # a viewer (no engine of its own: a controller runs it), counting its own seconds
-    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [first], WORKLOADRUN: [run], JOB: [job]}), None)
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert, holder], WORKFLOW: [first], WORKLOADRUN: [run], JOB: [job]}), None)
     monkeypatch.setattr(progress.time, "monotonic", lambda: 1000.0)
     console = Console(file=io.StringIO(), width=500)
     finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
@@ -307,11 +331,12 @@ def test_groups_waiting_for_the_same_reason_are_one_line() -> None:
     """A per-node category on a cluster with no controller printed one identical line per node at 30 s (DCGM on 500
     nodes: 500 lines). Groups of a category waiting for the same reason and bound are one line, naming a few."""
     clock = ManualClock(START)
-    _, workflow = running_certification()
+    cert, workflow = running_certification()
     runs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1-run", "uid": f"u{i}", "labels": {**LABELS, "nvcre.nvidia.com/group": f"group-{i}"}},
              "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}} for i in range(5)]
     jobs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}} for i in range(5)]
-    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
+    ran(workflow, jobs, runs)
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
     clock.advance(WAITING_NOTE_SECONDS)
     told: set[str] = set()
     assert waiting_lines(session, "c", "default", told) == [
@@ -324,12 +349,39 @@ def test_groups_are_named_in_natural_order() -> None:
     """The groups a waiting line names come as the map and the lists order nodes: group-2 before group-10 (they came in
     the cache's text order: group-0, group-1, group-10)."""
     clock = ManualClock(START)
-    _, workflow = running_certification()
+    cert, workflow = running_certification()
     order = [0, 1, 10, 11, 2, 3]
     runs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1-run", "uid": f"u{i}", "labels": {**LABELS, "nvcre.nvidia.com/group": f"group-{i}"}},
              "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}} for i in order]
     jobs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}} for i in order]
-    session: Any = Session(clock, Cache({WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
+    ran(workflow, jobs, runs)
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: runs, JOB: jobs}))
     clock.advance(WAITING_NOTE_SECONDS)
     [line] = waiting_lines(session, "c", "default", set())
     assert line.startswith("communication/nccl-all-reduce 6 groups (group-0, group-1, group-2 and 3 more): "), line
+
+
+def test_a_run_whose_labels_were_removed_is_still_told_under_its_category_and_group() -> None:
+    """The lines found a certification's Workflows by the `nvcre.nvidia.com/certification` label, named categories from
+    the Workflow's domain/variant labels and runs' Workflows and groups from theirs: labels removed by hand (metadata
+    anyone may edit) hid a waiting run and a running one. They join by owner, as the report does."""
+    from datetime import timedelta
+
+    from nvcre_tui.cli.run.waiting import running_lines
+
+    clock = ManualClock(START)
+    cert, workflow = running_certification()
+    runs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1-run", "uid": f"u{i}"}, "status": status} for i, status in enumerate((
+        {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING},
+        {"phase": "Running", "startTime": format_time(START), "nodes": ["a", "b"]}))]
+    jobs = [{"metadata": {"name": f"c-nccl-group-{i}-iter-1"}, "spec": {"schedulingStallGraceSeconds": 300}} for i in range(2)]
+    ran(workflow, jobs, runs)
+    workflow["metadata"]["labels"] = {}  # kubectl label ... nvcre.nvidia.com/certification- ...
+    leftover = {"metadata": {"name": "c-nccl-group-9-iter-1-run", "uid": "u9", "labels": LABELS},  # labelled, owned by none of c's
+                "status": {"phase": "Scheduling", "pendingSince": format_time(START), "message": WAITING}}
+    session: Any = Session(clock, Cache({CERTIFICATION: [cert], WORKFLOW: [workflow], WORKLOADRUN: [*runs, leftover], JOB: jobs}))
+    clock.advance(WAITING_NOTE_SECONDS)
+    assert waiting_lines(session, "c", "default", set()) == [
+        f"communication/nccl-all-reduce group-0: pods not running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this"]
+    clock.advance(timedelta(minutes=1).total_seconds())
+    assert running_lines(session, "c", "default") == ["communication/nccl-all-reduce group-1: running on 2 node(s) for 1m30s"]

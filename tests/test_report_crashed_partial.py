@@ -205,3 +205,18 @@ def test_the_html_report_draws_no_curve_of_the_crashed_run(reports: tuple[str, d
     code, html = _run("certification", "report", "crash", "--state", str(folder / "sim.db"), "--history", str(folder / "h.db"), "-o", "html")
     assert code == 1 and "<figcaption>Bus bandwidth vs message size" not in html, html
     assert "Size curves: group-0 (4 nodes): WorkloadFailed: no measurement (what it read is part of a sweep" in html, html
+
+
+def test_a_run_failed_for_a_threshold_that_could_not_be_evaluated_measured_a_whole_sweep() -> None:
+    """A group failed InvalidThresholdExpression finished its sweep (the expression is at fault, not the run): its value
+    showed as "no measurement (what it read is part of a sweep)" and apart, as partialBusBW. It is a whole run's."""
+    from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION
+    from nvcre_tui.engine.report.model import cut_short, measured_whole, whole_job_names
+
+    group = {"name": "group-0", "phase": "Failed", "reason": INVALID_EXPRESSION, "jobRef": "c-nccl-group-0-iter-1",
+             "measurements": {"busBandwidthGBps": 240.3}}
+    crashed = {**group, "name": "group-1", "reason": "WorkloadFailed", "jobRef": "c-nccl-group-1-iter-1"}
+    assert measured_whole(group) and cut_short(group) is None
+    assert not measured_whole(crashed) and cut_short(crashed) == "WorkloadFailed"
+    workflow = {"status": {"orchestration": {"currentIteration": 1, "groups": [group, crashed]}}}
+    assert whole_job_names(workflow) == {"c-nccl-group-0-iter-1"}

@@ -313,11 +313,17 @@ def cut_short(group: Mapping[str, Any]) -> str | None:
     return str(group.get("reason") or FAILED) if group.get("phase") == FAILED and not measured_whole(group) else None
 
 
+# The reasons a group fails for after its run finished its sweep: what it measured was judged, missed (ThresholdViolated)
+# or not evaluable (InvalidThresholdExpression: the expression is at fault; the value is the whole run's all the same).
+JUDGED_AFTER_A_WHOLE_RUN = frozenset({THRESHOLD_VIOLATED, INVALID_EXPRESSION})
+
+
 def measured_whole(group: Mapping[str, Any]) -> bool:
-    """Whether a group's measurements are those of a whole run, the ones its thresholds judged: it succeeded, or the
-    thresholds failed it (ThresholdViolated). A run that crashed or timed out part-way measured part of a sweep (an XID
-    at 512 MiB: 235.97 GB/s, short of what the whole run reaches): that value is no measurement, its reason is said."""
-    return group.get("phase") == SUCCEEDED or (group.get("phase") == FAILED and group.get("reason") == THRESHOLD_VIOLATED)
+    """Whether a group's measurements are those of a whole run, the ones its thresholds judged: it succeeded, or its
+    run finished its sweep and the thresholds failed it (JUDGED_AFTER_A_WHOLE_RUN). A run that crashed or timed out
+    part-way measured part of a sweep (an XID at 512 MiB: 235.97 GB/s, short of what the whole run reaches): that value
+    is no measurement, its reason is said."""
+    return group.get("phase") == SUCCEEDED or (group.get("phase") == FAILED and group.get("reason") in JUDGED_AFTER_A_WHOLE_RUN)
 
 
 def _ran(group: Mapping[str, Any]) -> bool:

@@ -140,3 +140,36 @@ def test_a_batch_run_is_read_and_stopped_as_its_batch_job_after_kubeflow_trainer
     assert any("nThread 1" in line for line in lines), f"its index-0 pod's log was not read: {lines}"
     assert run["status"]["phase"] == "Failed" and run["status"]["reason"] == "Stopped", run["status"]
     assert jobs == [], f"a stopped run's batch Job was left: {jobs}"
+
+
+async def _recorded_then_trainer_removed(folder: Path) -> tuple[Obj, list[str]]:
+    """A run whose engine recorded it as a TrainJob (the Trainer served) and died before making anything; the Trainer
+    is removed (both its CRDs) and a new engine's runner starts it. The run as left, and that runner's refused requests."""
+    clock = ManualClock(SIM_START)
+    async with engine_to_restart(folder, clock) as (server, admin, as_engine, first):
+        await install_trainer(admin)
+        _, created = await job_and_its_run(admin, TORCH, NODES)
+        dying = KubernetesRunner(first, clock, first)
+        try:
+            recorded = await dying._record_shape(created, await dying.trainer())  # then the engine died
+        finally:
+            await dying.close()
+        assert recorded is not None
+        for plural in TRAINER_PLURALS:
+            await admin.delete(CRD, f"{plural}.trainer.kubeflow.org")
+            await _no_longer_served(admin, plural)
+        runner = KubernetesRunner(first, clock, first)  # a new engine's: it discovers the Trainer gone
+        try:
+            await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
+        finally:
+            await runner.close()
+        return await admin.get(WORKLOADRUN, "cert-job-run", "default"), denied(server.requests)
+
+
+def test_a_run_recorded_as_a_trainjob_fails_clearly_when_the_trainer_was_removed_before_anything_was_made(tmp_path: Path) -> None:
+    """It raised the create's NotFound out of the runner (an engine error, retried with backoff, the run never ending)."""
+    run, refused = asyncio.run(_recorded_then_trainer_removed(tmp_path))
+    state = run["status"]
+    assert (state.get("phase"), state.get("reason")) == ("Failed", "WorkloadNotCreated"), state
+    assert "Kubeflow Trainer" in state["message"] and "no longer served" in state["message"], state["message"]
+    assert refused == []

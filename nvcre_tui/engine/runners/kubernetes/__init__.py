@@ -35,7 +35,7 @@ from nvcre_tui.engine.api.vocabulary import (DECIDED_WITHOUT_LOG, DRA_GROUP, DRA
                                              TRAINJOB_NOT_RECONCILED,
                                              LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
                                              RUN_QUEUED, SIMULATED,
-                                             SUCCEEDED, TRAINER_API_VERSION, TRAINER_SERVED, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
+                                             SUCCEEDED, TRAINER_API_VERSION, TRAINER_GROUP, TRAINER_SERVED, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
 from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, find, is_terminal, is_true, with_condition
 from nvcre_tui.engine.judging.blame import node_at_fault
@@ -69,6 +69,11 @@ SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it ex
 FALLBACK_MESSAGE = ("Kubeflow Trainer (trainer.kubeflow.org/v1alpha1 TrainJob, TrainingRuntime) is not served: "
                     "ran as a batch/v1 Indexed Job with a headless Service")
 TRAINJOB_MESSAGE = "Kubeflow Trainer is served: ran as a trainer.kubeflow.org/v1alpha1 TrainJob with its own TrainingRuntime"
+# A run recorded as a TrainJob (its BatchFallback False, written before anything is made) whose Trainer was removed before
+# its objects were: failed, not switched to the fallback, which would leave one certification run in two shapes unsaid.
+TRAINER_GONE_MESSAGE = (f"Kubeflow Trainer's API ({TRAINER_API_VERSION} TrainJob, TrainingRuntime) is no longer served: this "
+                        "run was recorded as a TrainJob before the Trainer was removed; run the certification again (new runs "
+                        "use the batch fallback), or reinstall Kubeflow Trainer")
 
 # What the fallback needs of the server, by framework (None: every run): the result pod is found by the pod label
 # batch.kubernetes.io/job-completion-index (set from 1.28); an MPI launcher's success ends its workers through Job
@@ -164,6 +169,14 @@ class KubernetesRunner:
                                     TRAINER_SERVED if trainer else HOW_RUN[BATCH_FALLBACK],
                                     TRAINJOB_MESSAGE if trainer else FALLBACK_MESSAGE, format_time(self.clock.now()))
         return await self._patch(run, {"conditions": conditions})
+
+    def _not_served(self, error: NotFound) -> str:
+        """Why a create answered 404 fails its run: the Trainer's kinds gone (asked afresh for the next run), else the
+        server's word (a namespace deleted meanwhile)."""
+        if error.resource is not None and error.resource[0] == TRAINER_GROUP:
+            self._trainer = None
+            return TRAINER_GONE_MESSAGE
+        return str(error)
 
     async def compute_domain_refusal(self, spec: WorkloadRunSpec) -> str | None:
         """Why this cluster cannot give `spec` its multi-node NVLink channel (no ComputeDomain served), or None."""
@@ -423,7 +436,10 @@ class KubernetesRunner:
             if (recorded := await self._record_shape(run, trainer)) is None:
                 return None  # changed meanwhile: the next look decides again
             run = recorded
-            created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
+            try:
+                created = await create_all(self.store, spec, where, trainer=trainer, ssh_keys=keys, dra_version=dra)
+            except NotFound as error:  # a kind no longer served (404): the Trainer removed since the shape was recorded
+                raise WorkloadError(self._not_served(error)) from None
             if (dispatched := dispatch_refusal(created[-1])) is not None:  # as the webhooks left it: MultiKueue's
                 raise WorkloadError(dispatched)
         except Unauthorized:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,32 @@ async def test_a_certification_refused_mid_run_stops_its_workflows_jobs_and_runs
         refusal = cond.find(done["status"]["conditions"], "Failed") or {}
         assert refusal.get("reason") == FOREIGN_STATUS
         assert f"; stopped its Workflow {wf['metadata']['name']} (their pods deleted, no node blamed); delete it" in refusal["message"]
+
+
+async def _a_job_blaming(admin: KubeStore, namespace: str) -> bool:
+    """Whether an nvcre Job in `namespace` finished blaming a node while its Workflow still runs."""
+    return (any((job.get("status") or {}).get("failedNodes") for job in (await admin.list(JOB, namespace)).items)
+            and all(not cond.is_terminal(wf) for wf in (await admin.list(WORKFLOW, namespace)).items))
+
+
+async def test_a_hand_edit_of_a_job_nvcre_failed_keeps_its_blame(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    """A hand's edit of a Job nvcre had finished blaming gpu-node-03 (set Succeeded, its completionTime changed) was
+    refused, and the Job read as that failure alone: its failedNodes dropped, the certification counted no failed node.
+    failedNodes nvcre wrote and no hand changed stay its blame."""
+    case = CASES / "max-concurrent-one-loopback"  # one node at a time: the Workflow runs on after gpu-node-03's Job
+    async with simulated_on_cluster(cluster, case, hand="kubectl-edit") as (admin, hand, engine, _):
+        await admin.create(CERTIFICATION, case_certification(case, NAMESPACE))
+        assert await engine.run_until_settled(until=functools.partial(_a_job_blaming, admin, NAMESPACE), max_seconds=6 * 3600)
+        [job] = [j for j in (await admin.list(JOB, NAMESPACE)).items if j["status"].get("failedNodes")]
+        # its conditions the refusal writes over; its completionTime stays the hand's, and the Job foreign
+        await hand.patch_status(JOB, job["metadata"]["name"], NAMESPACE, {**SUCCEEDED_BY_HAND, "completionTime": "2026-01-01T00:00:00Z"})
+        assert await engine.run_until_settled(until=functools.partial(certification_over, admin, case.name, NAMESPACE), max_seconds=6 * 3600)
+        await engine.stop()
+        refused = await admin.get(JOB, job["metadata"]["name"], NAMESPACE)
+        assert (cond.find(refused["status"]["conditions"], "Failed") or {}).get("reason") == FOREIGN_STATUS
+        done = await admin.get(CERTIFICATION, case.name, NAMESPACE)
+        assert done["status"]["summary"]["result"] == RESULT_FAILED and done["status"]["summary"]["failedNodes"] == 1, done["status"]["summary"]
+        code = await asyncio.to_thread(main, ["certification", "report", case.name, "-o", "json", "--kubeconfig", cluster[1],
+                                               "--history", str(tmp_path / "h.db")])
+        report = json.loads(capsys.readouterr().out)
+        assert (code, report["failedNodes"], report["inconclusiveNodes"]) == (1, ["gpu-node-03"], [])

@@ -56,6 +56,18 @@ def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
     return None
 
 
+def written_by_nvcre_alone(obj: Mapping[str, Any], field: str) -> bool:
+    """Whether nvcre wrote `status.<field>` as it stands: an nvcre status entry in managedFields owns it and no other
+    writer's does (the API server moves a field to whoever last changed its value). False on a store that keeps no
+    managedFields: nothing there says who wrote it."""
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    owners = [str(entry.get("manager") or "") for entry in (entries if isinstance(entries, list) else [])
+              if isinstance(entry, Mapping) and entry.get("subresource") == STATUS_SUBRESOURCE
+              and f"status.{field}" in _status_fields(entry)]
+    return bool(owners) and all(_is_nvcre(owner) for owner in owners)
+
+
 def status_written_at(obj: Mapping[str, Any]) -> datetime | None:
     """When nvcre last changed this object's status, on the API server's clock: the `time` of nvcre's status entries in
     managedFields, which the server stamps at each write that changes a field they own (the latest, where the engine

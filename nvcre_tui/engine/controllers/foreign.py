@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import certification_status, run_status
-from nvcre_tui.engine.api.provenance import foreign_status
+from nvcre_tui.engine.api.provenance import foreign_status, written_by_nvcre_alone
 from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, FOREIGN_STATUS, RESULT_FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.base import EndedRelease, Runner
@@ -38,6 +38,7 @@ class Children(Protocol):
 
 
 ADVICE = "delete it and create it again"
+BLAME_FIELD = "failedNodes"  # a Job's blamed nodes (controllers/job.py), which a hand's edit beside them does not clear
 
 
 def refusal_message(kind: str, obj: Obj, foreign: str, stopped: list[str] | None = None) -> str:
@@ -134,11 +135,15 @@ def as_nvcre_reads_it(kind: str, obj: Obj) -> Obj:
     """A child as its parent's reconcile reads it: one whose status someone else wrote holds nothing but its failure
     for it (a copy: the engine's refusal, or the one it will write), else itself. A parent that looks before the child's
     own reconcile refused it takes no hand-written result from it, and none after: the refusal merges into the status,
-    and a hand's failedNodes or measurements left beside it would blame a node or pass a group on no evidence."""
+    and a hand's failedNodes or measurements left beside it would blame a node or pass a group on no evidence. A Job's
+    failedNodes nvcre wrote and no hand changed stay: a hand's later edit of a Job nvcre failed must not clear the blame
+    it measured (its node read untested, the category INCOMPLETE)."""
     foreign = foreign_status(kind, obj)
     if foreign is None:
         return obj
     refused = _refused_status(kind, obj, refusal_message(kind, obj, foreign), "")
+    if kind == JOB.kind and written_by_nvcre_alone(obj, BLAME_FIELD):
+        refused[BLAME_FIELD] = _status(obj)[BLAME_FIELD]
     if kind != WORKLOADRUN.kind and _refused_already(kind, obj):  # the refusal the engine wrote, as it wrote it
         conditions = _status(obj).get("conditions")
         refused["conditions"] = [c for c in conditions or [] if isinstance(c, dict) and c.get("type") in cond.PHASE_TYPES]

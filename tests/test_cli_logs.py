@@ -646,3 +646,65 @@ def test_follow_waiting_for_a_first_job_ends_with_the_certification(two: Path, t
     assert not following.is_alive() and codes == [2]
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"--category: certification two ran no job of {ALL_REDUCE} (its categories with jobs: communication/nccl-loopback)")
+
+
+async def _cert_running(kubeconfig: Path, running: bool) -> None:
+    """burn-in on the emulator as an engine left it unfinished (its terminal conditions taken off), or Failed again."""
+    engine = await store_on(kubeconfig, SystemClock(), "nvcre-engine")  # status is the engine's to write
+    try:
+        cert = await engine.get(CERTIFICATION, "burn-in", "default")
+        conditions = [c for c in cert["status"].get("conditions") or [] if c.get("type") not in ("Succeeded", "Failed")]
+        if not running:
+            conditions.append({"type": "Failed", "status": "True", "reason": "Test", "message": "ended by the test",
+                               "lastTransitionTime": "2026-01-01T00:00:00Z"})
+        cert["status"]["conditions"] = conditions
+        await engine.update_status(CERTIFICATION, cert)
+    finally:
+        await engine.close()
+
+
+def _wait_on_a_cluster(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                       extra: list[str], waits: str) -> tuple[list[int], str]:
+    """`logs burn-in --follow *extra` on the emulator while burn-in is unfinished, once it said `waits`: the certification
+    read answered 503 past the client's tries (Retry-After 0), then answered again, then burn-in ended. Its exit code
+    and stderr."""
+    from tests.kubeapi import Fault
+
+    monkeypatch.setattr("nvcre_tui.cli.logs.FOLLOW_SECONDS", 0.02)
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        asyncio.run(_cert_running(kubeconfig, True))
+        capsys.readouterr()
+        following, codes = _main_in_thread(["certification", "logs", "burn-in", *extra, "--follow",
+                                            "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")])
+        err = ""
+        deadline = time.monotonic() + 10
+        while waits not in err and following.is_alive() and time.monotonic() < deadline:
+            err += capsys.readouterr().err
+            time.sleep(0.02)
+        outage = server.faults.add(Fault(method="GET", path=r"/certifications/burn-in$", status=503, retry_after=0, times=6))
+        while ANSWERS not in err and following.is_alive() and time.monotonic() < deadline:
+            err += capsys.readouterr().err
+            time.sleep(0.02)
+        assert following.is_alive() and outage.hits == 6, (codes, err)
+        asyncio.run(_cert_running(kubeconfig, False))
+        following.join(20)
+        return codes, err + capsys.readouterr().err
+
+
+ANSWERS = "nvcre: the store answers again"
+
+
+def test_the_wait_for_a_first_job_rides_through_an_api_server_that_stops_answering(burned: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A certification read that failed past the client's retries while --follow waited for a first job ended it (exit 2,
+    `certification 'burn-in': ... gave up after 6 tries`). The wait rides through as the log's follow does: said once,
+    its return said, and it ends with the certification."""
+    codes, err = _wait_on_a_cluster(burned, tmp_path, capsys, monkeypatch, ["--node", "gpu-node-99"],
+                                    "waiting for its first (ctrl-c stops)")
+    assert codes == [2], err
+    store_lines = [line for line in err.splitlines() if "the store" in line]
+    assert len(store_lines) == 2 and store_lines[1] == ANSWERS, err
+    assert store_lines[0].startswith("nvcre: no answer from the store since ") and store_lines[0].endswith(
+        "(gave up after 6 tries in 0s)): waiting for its first job; retried meanwhile"), store_lines[0]
+    assert err.splitlines()[-1] == "--node: no job of certification burn-in ran on gpu-node-99" and "Traceback" not in err

@@ -5,8 +5,8 @@ simulator the run's output as the simulated fleet plays it, on a cluster the res
 naming pod, container and node. A finished run whose pods are gone gives the tail its Job kept (`kept_tail`), as the
 pane does; a run the simulated fleet played, read without it (`played_elsewhere`), asks for no pod and heads that tail
 as the fleet's (`simulated_tail`). `--follow` reads again until the run finishes, printing only what is new (`LogCursor`, as the pane), through
-an API server that stops answering for a while (said once on stderr, and that it answers again: `OUTAGE`, `ANSWERS`); where
-no engine holds the Lease (or its holder stopped renewing it; on the simulator, no process holds its store's) it says
+an API server that stops answering for a while (said once on stderr, and that it answers again: `_Outage`; the wait
+for a first job too); where no engine holds the Lease (or its holder stopped renewing it; on the simulator, no process holds its store's) it says
 once on stderr that nothing advances the run, and goes on following.
 
 Which log: `--job JOB` names one; without it `--category D/V` and `--node NODE` narrow the certification's jobs, and
@@ -54,7 +54,7 @@ __all__ = ["register", "follow"]
 Obj = dict[str, Any]
 FOLLOW_SECONDS = 1.0  # how often --follow reads again (the console's log pane polls as often)
 # `--follow` through an outage (429, 5xx, timeouts, dropped connections past the client's retries), as `run --wait` says it
-OUTAGE = "nvcre: no answer from the store since {since} ({error}): following the log as last read; retried meanwhile"
+OUTAGE = "nvcre: no answer from the store since {since} ({error}): {meanwhile}; retried meanwhile"
 ANSWERS = "nvcre: the store answers again"
 LEASE_CHECK_SECONDS = 15.0  # how often --follow asks whether an engine holds the Lease (its default duration)
 NODES_SHOWN = 3       # a group's nodes in the listing, then `+N more`
@@ -115,8 +115,10 @@ async def _logs(args: argparse.Namespace) -> int:
         await close_session(session, told)
 
 
-async def _entries(session: Session, name: str, namespace: str) -> tuple[CertificationView, list[JobEntry]]:
-    """The certification, and its Jobs (damaged ones left out) in category order."""
+async def _entries(session: Session, name: str, namespace: str, *,
+                   outages: bool = False) -> tuple[CertificationView, list[JobEntry]]:
+    """The certification, and its Jobs (damaged ones left out) in category order. With `outages`, a transient failure
+    (the store's retries spent) is raised as it is, for the caller to ride through (_Outage); else it is one line."""
     try:
         cert = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
@@ -124,6 +126,8 @@ async def _entries(session: Session, name: str, namespace: str) -> tuple[Certifi
                                    f"{await in_other_namespaces(session, name, namespace)}"
                                    f"{archived_elsewhere(session, name, namespace)}", newlines=False)) from None
     except StoreError as error:
+        if outages and error.retryable:
+            raise
         raise InputError(printable(f"certification {name!r}: {_refused(error)}", newlines=False)) from None
     if (problem := damaged_object(CERTIFICATION.kind, cert)) is not None:
         raise InputError(printable(f"certification {namespace}/{name} is damaged: {problem}", newlines=False))
@@ -186,6 +190,7 @@ async def _first_job(session: Session, args: argparse.Namespace, namespace: str,
     what = f"certification {args.name} has run no job{f' of {args.category}' if args.category else ''}" \
            f"{f' on {args.node}' if args.node else ''} yet"
     stalled = _StallNote(session, what, meanwhile="waiting for its first job meanwhile")
+    outage = _Outage("waiting for its first job")
     said = False
     while not is_terminal(view.cert) and not _selected_ran(entries, args):
         if not said:
@@ -193,7 +198,12 @@ async def _first_job(session: Session, args: argparse.Namespace, namespace: str,
             said = True
         await stalled.check()
         await asyncio.sleep(FOLLOW_SECONDS)
-        view, entries = await _entries(session, args.name, namespace)
+        try:
+            view, entries = await _entries(session, args.name, namespace, outages=True)
+        except RetryableError as error:  # an API server's restart: it ended the wait (exit 2); the wait goes on
+            outage.failed(error)
+            continue
+        outage.answered()
     return entries
 
 
@@ -278,27 +288,43 @@ async def _print_log(session: Session, entry: JobEntry, namespace: str, followin
         return lines, finished or not following
 
     last: list[str] = []
-    away: str | None = None  # the outage said (since when), until a read answers again
+    outage = _Outage("following the log as last read")
 
     async def read_through() -> tuple[list[str], bool]:
         """`read`, where a transient failure (the store's retries spent) is an outage said once: the log as last read
         meanwhile. It ended `--follow` (exit 2) a few seconds into an API server's restart."""
-        nonlocal last, away
+        nonlocal last
         try:
             lines, complete = await read()
         except RetryableError as error:
-            if away is None:
-                away = time.strftime("%H:%M:%S", time.localtime())
-                say(OUTAGE.format(since=away, error=" ".join(str(error).split())))
+            outage.failed(error)
             return last, False
-        if away is not None:
-            say(ANSWERS)
-            away = None
+        outage.answered()
         last = lines
         return lines, complete
 
     await follow(read_through if following else read, asyncio.sleep)
     return 0
+
+
+@dataclass
+class _Outage:
+    """A store that gives no answer while --follow reads (429, 5xx, timeouts, dropped connections past the client's
+    retries): said once on stderr (OUTAGE, with what goes on `meanwhile`), and when a read answers again (ANSWERS). The
+    log's follow and the wait for a first job ride through it alike."""
+
+    meanwhile: str
+    since: str | None = None  # the outage said (since when), until a read answers again
+
+    def failed(self, error: RetryableError) -> None:
+        if self.since is None:
+            self.since = time.strftime("%H:%M:%S", time.localtime())
+            say(OUTAGE.format(since=self.since, error=" ".join(str(error).split()), meanwhile=self.meanwhile))
+
+    def answered(self) -> None:
+        if self.since is not None:
+            say(ANSWERS)
+            self.since = None
 
 
 @dataclass

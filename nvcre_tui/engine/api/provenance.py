@@ -21,6 +21,9 @@ from nvcre_tui.engine.clock import parse_time
 NVCRE_MANAGER = "nvcre"
 STATUS_SUBRESOURCE = "status"
 MOST_FIELDS_NAMED = 4
+# The kind whose spec nvcre renders under a name a hand can tell in advance (its Certification's and category's): one
+# created first, owned by the Certification's uid copied by hand, would run with its own thresholds (foreign_spec).
+WORKFLOW_KIND = "Workflow"
 
 
 def _is_nvcre(manager: str) -> bool:
@@ -30,18 +33,30 @@ def _is_nvcre(manager: str) -> bool:
 
 def _status_fields(entry: Mapping[str, Any]) -> list[str]:
     """The top-level status fields one managedFields entry owns (`status.summary`), from its FieldsV1."""
+    return _fields_under(entry, "status")
+
+
+def _fields_under(entry: Mapping[str, Any], top: str) -> list[str]:
+    """The fields under `top` (status, spec) one managedFields entry owns (`spec.orchestration`), from its FieldsV1."""
     fields = entry.get("fieldsV1")
-    status = fields.get("f:status") if isinstance(fields, Mapping) else None
-    if not isinstance(status, Mapping):
+    owned = fields.get(f"f:{top}") if isinstance(fields, Mapping) else None
+    if not isinstance(owned, Mapping):
         return []
-    return sorted(f"status.{key[2:]}" for key in status if isinstance(key, str) and key.startswith("f:"))
+    return sorted(f"{top}.{key[2:]}" for key in owned if isinstance(key, str) and key.startswith("f:"))
+
+
+def _named(fields: list[str]) -> str:
+    return ", ".join(fields[:MOST_FIELDS_NAMED]) + (f" and {len(fields) - MOST_FIELDS_NAMED} more" if len(fields) > MOST_FIELDS_NAMED else "")
 
 
 def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
     """What of an nvcre object's status someone other than nvcre wrote, as one phrase (`status.conditions, status.summary
-    written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's."""
+    written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's. A Workflow's
+    spec too (foreign_spec): what it measures against thresholds nvcre did not render is no result nvcre measured."""
     if kind not in RESOURCES_BY_KIND:
         return None
+    if kind == WORKFLOW_KIND and (planted := foreign_spec(kind, obj)) is not None:
+        return f"{planted}: not a result nvcre measured"
     meta = obj.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -51,8 +66,24 @@ def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
         fields = _status_fields(entry)
         if _is_nvcre(manager) or not fields:
             continue
-        named = ", ".join(fields[:MOST_FIELDS_NAMED]) + (f" and {len(fields) - MOST_FIELDS_NAMED} more" if len(fields) > MOST_FIELDS_NAMED else "")
-        return f"{named} written by {manager or 'an unnamed field manager'}, not by nvcre: not a result nvcre measured"
+        return f"{_named(fields)} written by {manager or 'an unnamed field manager'}, not by nvcre: not a result nvcre measured"
+    return None
+
+
+def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
+    """What of an nvcre object's spec someone other than nvcre wrote (`spec.jobTemplate, spec.orchestration written by
+    kubectl-create, not by nvcre`), or None. The engine creates its children under names it can tell in advance: one
+    created before it under that name, owned by the parent's uid (copied by hand), would otherwise be taken for its own
+    with whatever spec it holds (looser thresholds, other nodes)."""
+    if kind not in RESOURCES_BY_KIND:
+        return None
+    meta = obj.get("metadata")
+    entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, Mapping) or entry.get("subresource") or _is_nvcre(manager := str(entry.get("manager") or "")):
+            continue
+        if fields := _fields_under(entry, "spec"):
+            return f"{_named(fields)} written by {manager or 'an unnamed field manager'}, not by nvcre"
     return None
 
 

@@ -20,6 +20,7 @@ from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKuber
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
 from .retry import RequestStats, RetryPolicy
+from .tlsprobe import speaks_tls
 
 __all__ = ["Transport", "NotSent", "JSON", "MERGE_PATCH", "APPLY_PATCH"]
 
@@ -105,6 +106,7 @@ class Transport:
         self.request_timeout = request_timeout
         self.closed = False
         self.answered = False  # the server has answered (any HTTP status) since this transport was made
+        self._speaks_tls: bool | None = None  # an http:// server that dropped the first request speaks TLS (None: not asked)
         self.kubernetes = False  # its /api answered as a Kubernetes API server's does (checked after a bare 404)
         self._streams: set[aiohttp.ClientResponse] = set()
 
@@ -153,7 +155,7 @@ class Transport:
                                 f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost ({error or type(error).__name__}){self._maybe_https()}") from None
+                                    f"{method} {path}: connection lost ({error or type(error).__name__}){await self._maybe_https()}") from None
         except ConfigException as error:  # a credential plugin failed while refreshing: not RBAC's refusal, nor the server's
             raise self._no_credentials(error, subject) from None
         return response
@@ -175,13 +177,19 @@ class Transport:
         except ConfigException as error:
             raise self._no_credentials(error, subject) from None
 
-    def _maybe_https(self) -> str:
-        """What a connection dropped before any answer over http:// most likely is: an HTTPS server (every API server
-        listens on TLS) closing the plain request at its handshake. Said only before the server ever answered."""
-        if self.answered or not str(self._configuration.host).lower().startswith("http://"):
+    async def _maybe_https(self) -> str:
+        """Where a connection dropped before any answer over http:// is an HTTPS server's (every API server listens on
+        TLS) closing the plain request at its handshake: said only then (a TLS handshake with it succeeds, asked once),
+        not for a plain server that reset it (restarting), nor through a proxy (the drop may be the proxy's)."""
+        host = str(self._configuration.host)
+        if self.answered or not host.lower().startswith("http://") or (self._client and self._client.rest_client.proxy):
             return ""
-        return (f"; the server may speak HTTPS: check the scheme of the kubeconfig's server ({self._configuration.host}: "
-                "API servers listen on https://)")
+        if self._speaks_tls is None:
+            self._speaks_tls = await speaks_tls(host)
+        if not self._speaks_tls:
+            return ""
+        return (f"; the server speaks HTTPS (it completes a TLS handshake): use https:// in the kubeconfig's server "
+                f"({self._configuration.host}: API servers listen on https://)")
 
     async def _once(self, method: str, path: str, query: Query, body: Any, content_type: str,
                     subject: Subject, *, renew: bool = True) -> dict[str, Any]:

@@ -212,8 +212,16 @@ def _error_kind(error: StoreError) -> str:
     return next(c.__name__ for c in type(error).__mro__ if c.__module__ == errors.__name__)
 
 
-# Store errors whose message says what they are (NotKubernetes: "<server>: not a Kubernetes API server ..."): no kind before it.
-SELF_EXPLAINED = frozenset({"StoreError", "NotKubernetes"})
+# What failed, for the store errors whose message is the server's own words and does not say it (`etcdserver: leader
+# changed`); every other one says it (`connection lost`, `no answer within 10s`, `is forbidden`, `not found`). Never the
+# class name: `nvcre: Unavailable: ...` read as no other one-line message does.
+FAILED_AS = {"ServerError": "the API server failed", "TooManyRequests": "the API server is throttling requests (429)"}
+
+
+def store_error_line(error: StoreError) -> str:
+    """The one line a store error ends a command with: what failed, where (the object the error names) and why."""
+    what = FAILED_AS.get(_error_kind(error))
+    return f"nvcre: {what}: {error}" if what else f"nvcre: {error}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -241,9 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except StoreError as error:  # the API server refused a read nothing else expected (RBAC), or stayed away: one line
         _flush_before_error()
-        kind = _error_kind(error)  # none more precise than StoreError (a damaged row names its file): no kind said
-        # a read RBAC refused: which role grants it (grants.READS)
-        _say(with_grant(f"nvcre: {error}" if kind in SELF_EXPLAINED else f"nvcre: {kind}: {error}", error))
+        _say(with_grant(store_error_line(error), error))  # a read RBAC refused: which role grants it (grants.READS)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader of our output stopped reading: it has what it wanted
         quiet_stdout()

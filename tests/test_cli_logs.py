@@ -709,3 +709,64 @@ def test_the_wait_for_a_first_job_rides_through_an_api_server_that_stops_answeri
     assert store_lines[0].startswith("nvcre: no answer from the store since ") and store_lines[0].endswith(
         "(gave up after 6 tries in 0s)): waiting for its first job; retried meanwhile"), store_lines[0]
     assert err.splitlines()[-1] == "--node: no job of certification burn-in ran on gpu-node-99" and "Traceback" not in err
+
+
+async def _slow_job(kubeconfig: Path, body: dict[str, Any] | None) -> dict[str, Any]:
+    """SLOW's Job taken off the emulator (its body returned), or made again from `body` (status as the engine wrote it)."""
+    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
+    engine = await store_on(kubeconfig, SystemClock(), "nvcre-engine")
+    try:
+        if body is None:
+            body = await admin.get(JOB, SLOW, "default")
+            await admin.delete(JOB, SLOW, "default")
+            return body
+        meta = body["metadata"]
+        made = await admin.create(JOB, {**body, "status": {}, "metadata": {
+            "name": SLOW, "namespace": "default", "labels": meta.get("labels") or {},
+            "annotations": meta.get("annotations") or {}, "ownerReferences": meta["ownerReferences"]}})
+        return await engine.update_status(JOB, {**made, "status": body["status"]})
+    finally:
+        await admin.close()
+        await engine.close()
+
+
+def test_follow_of_a_job_not_made_yet_waits_for_it_when_its_name_is_one_the_certification_gives(burned: Path,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--follow --job JOB` of a Job not made yet was bad input at once, though Job names are predictable. Of an
+    unfinished certification, a name its Workflows give their Jobs is waited for (said once), then followed; any other
+    name is still refused at once."""
+    monkeypatch.setattr("nvcre_tui.cli.logs.FOLLOW_SECONDS", 0.02)
+    later = SLOW  # taken off before, made again while followed
+    with installed_in_thread(tmp_path) as (server, kubeconfig):
+        asyncio.run(_as_on_a_cluster(kubeconfig, burned, server))
+        asyncio.run(_cert_running(kubeconfig, True))
+        body = asyncio.run(_slow_job(kubeconfig, None))
+        argv = ["certification", "logs", "burn-in", "--follow", "--kubeconfig", str(kubeconfig), "--history", str(tmp_path / "h.db")]
+        capsys.readouterr()
+        for other in ("burn-in-communication-nccl-all-reduce-group-6-iter-x", "burn-in-communication-nccl-bogus-job"):
+            assert main([*argv, "--job", other]) == 2  # no name its Workflows give (a bad suffix; no such category)
+            assert capsys.readouterr().err.splitlines()[-1] == (
+                f"--job: certification burn-in has no job {other!r} (`nvcre certification logs burn-in` lists them)")
+        following, codes = _main_in_thread([*argv, "--job", later])
+        err = ""
+        deadline = time.monotonic() + 10
+        waits = f"nvcre: certification burn-in has no job {later} yet: waiting for it (ctrl-c stops)"
+        while waits not in err and following.is_alive() and time.monotonic() < deadline:
+            err += capsys.readouterr().err
+            time.sleep(0.02)
+        assert following.is_alive(), (codes, err)
+        asyncio.run(_slow_job(kubeconfig, body))
+        following.join(20)
+        out, rest = capsys.readouterr()
+    assert codes == [0], err + rest
+    assert (err + rest).count(waits) == 1 and "Traceback" not in rest
+    assert "Avg bus bandwidth" in out  # its run's log, followed
+
+
+def test_every_name_job_name_gives_is_one_names_a_job_of_predicts() -> None:
+    from nvcre_tui.engine.names import job_name, names_a_job_of
+
+    made = [job_name("w-a-b", "group-6", single=single, diagnose=diagnose, iteration=3) for single in (True, False) for diagnose in (False,)]
+    made.append(job_name("w-a-b", "r2-pair-7", single=False, diagnose=True))
+    assert all(names_a_job_of("w-a-b", name) for name in made), made
+    assert not any(names_a_job_of("w-a-b", name) for name in ("w-a-b-", "w-a-b-jbo", "w-a-b-group-6-iter-x", "w-a-c-job"))

@@ -33,11 +33,14 @@ from nvcre_tui.cli.report import close_session, namespace_of
 from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, in_other_namespaces, open_looking_session, where_of
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
+from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, played_elsewhere, simulated_tail
+from nvcre_tui.engine.names import names_a_job_of
+from nvcre_tui.engine.planning.render import category_workflow_name
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.nodestates import failure_reason, job_outcome
 from nvcre_tui.engine.report.readmodel import CertificationView, owned
@@ -167,7 +170,7 @@ def _chosen(entries: list[JobEntry], args: argparse.Namespace) -> list[JobEntry]
 async def _logs_in(session: Session, args: argparse.Namespace) -> int:
     namespace = namespace_of(args, session)
     view, entries = await _entries(session, args.name, namespace)
-    if args.follow and not args.job:
+    if args.follow:
         entries = await _first_job(session, args, namespace, view, entries)
     chosen = _chosen(entries, args)
     with_log = [entry for entry in chosen if entry.has_log]
@@ -184,17 +187,25 @@ async def _first_job(session: Session, args: argparse.Namespace, namespace: str,
     """`--follow` of a certification that has run no job (of --category, on --node) yet waits for its first, as `kubectl
     logs -f` waits for a pod to start (it exited at once: `ran no job of ... (its categories with jobs: none yet)`);
     said once on stderr, the engine's absence too. Until the certification ends: then the jobs as they are (what names
-    none is bad input, as without --follow). A --category the certification does not have is not waited for."""
-    if args.category and not any(args.category in (category.key, category.name) for category in view.categories):
-        return entries
-    what = f"certification {args.name} has run no job{f' of {args.category}' if args.category else ''}" \
-           f"{f' on {args.node}' if args.node else ''} yet"
-    stalled = _StallNote(session, what, meanwhile="waiting for its first job meanwhile")
-    outage = _Outage("waiting for its first job")
+    none is bad input, as without --follow). A --category the certification does not have is not waited for. A --job
+    not made yet is waited for (it was refused at once) when its name is one the certification's Workflows give
+    their Jobs (names_a_job_of), as Job names are predictable; any other name is refused at once."""
+    if args.job:
+        if any(entry.name == args.job for entry in entries) or not _named_as_its_jobs(view.cert, args.job):
+            return entries
+        what, first, awaited = f"certification {args.name} has no job {args.job} yet", "it", f"job {args.job}"
+    else:
+        if args.category and not any(args.category in (category.key, category.name) for category in view.categories):
+            return entries
+        what = f"certification {args.name} has run no job{f' of {args.category}' if args.category else ''}" \
+               f"{f' on {args.node}' if args.node else ''} yet"
+        first, awaited = "its first", "its first job"
+    stalled = _StallNote(session, what, meanwhile=f"waiting for {awaited} meanwhile")
+    outage = _Outage(f"waiting for {awaited}")
     said = False
     while not is_terminal(view.cert) and not _selected_ran(entries, args):
         if not said:
-            say(f"nvcre: {what}: waiting for its first (ctrl-c stops)")
+            say(f"nvcre: {what}: waiting for {first} (ctrl-c stops)")
             said = True
         await stalled.check()
         await asyncio.sleep(FOLLOW_SECONDS)
@@ -208,11 +219,23 @@ async def _first_job(session: Session, args: argparse.Namespace, namespace: str,
 
 
 def _selected_ran(entries: list[JobEntry], args: argparse.Namespace) -> bool:
-    """Some job --category and --node leave has a log (it ran)."""
+    """--job is made (following it waits for its run), or some job --category and --node leave has a log (it ran)."""
+    if args.job:
+        return any(entry.name == args.job for entry in entries)
     try:
         return any(entry.has_log for entry in _chosen(entries, args))
     except InputError:  # none left: none ran yet
         return False
+
+
+def _named_as_its_jobs(cert: Obj, job: str) -> bool:
+    """`job` is a name one of the certification's Workflows would give a Job (their names are predictable from its spec:
+    category_workflow_name, even of a Workflow not made yet)."""
+    try:
+        model = Certification.model_validate(cert)
+    except ValueError:  # damaged_object let it through: no name is predicted from it
+        return False
+    return any(names_a_job_of(category_workflow_name(model, index), job) for index in range(len(model.spec.categories)))
 
 
 def _list(entries: list[JobEntry], args: argparse.Namespace) -> None:

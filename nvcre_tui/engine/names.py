@@ -54,6 +54,17 @@ def job_name(workflow: str, group: str, *, single: bool, diagnose: bool, iterati
     return f"{workflow}-job" if single else f"{workflow}-{group}-iter-{iteration}"
 
 
+# What job_name puts after `<workflow>-`: `job`, `<group>-iter-<n>`, or a diagnose test's name, which starts with its
+# round (`r<n>-`, diagnose/wave.py)
+_JOB_SUFFIX = re.compile(r"job|[a-z0-9]([-a-z0-9]*[a-z0-9])?-iter-[1-9][0-9]*|r[1-9][0-9]*-[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def names_a_job_of(workflow: str, name: str) -> bool:
+    """`name` is one job_name could give a Job of `workflow` (a Job not made yet may be waited for by its name)."""
+    prefix = f"{workflow}-"
+    return name.startswith(prefix) and _JOB_SUFFIX.fullmatch(name[len(prefix):]) is not None
+
+
 @functools.lru_cache(maxsize=65536)  # the same node names sorted at every redraw (1024 failed nodes: 25 ms a sort uncached)
 def natural_key(text: str) -> tuple[str | int, ...]:
     """Sort key where digit runs compare as numbers: node-2 < node-10 (a fleet of 1024 nodes names gpu-node-100 after

@@ -6,6 +6,7 @@ the fleet plays them on, marked Simulated first; a run the engine started on rea
 from __future__ import annotations
 
 import json
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -95,10 +96,12 @@ async def test_a_real_pod_engine_stands_aside_for_a_certification_an_older_fleet
             workflow = rendered[0].workflow.to_wire()
             workflow["metadata"]["namespace"] = "default"
             workflow.pop("status", None)
+            workflow["metadata"]["ownerReferences"] = [_controlled_by(cert)]  # as the engine makes them: readers join by owner
             workflow = await admin.create(WORKFLOW, workflow)
             run = nccl_run("during-run", ALL_NODES[:2], args=SHORT)
             run.pop("status", None)
             run["metadata"].setdefault("labels", {})[LABEL_WORKFLOW] = workflow["metadata"]["name"]
+            run["metadata"]["ownerReferences"] = [_controlled_by(workflow)]
             await admin.create(WORKLOADRUN, run)
         finally:
             await admin.close()
@@ -107,6 +110,13 @@ async def test_a_real_pod_engine_stands_aside_for_a_certification_an_older_fleet
             await KubeSession.open(await load_target(str(kubeconfig)), default_catalog(), history=None, elect=False)
         [message] = refused.value.messages
         assert f"the simulated fleet (ConfigMap {INSTALL_NAMESPACE}/{FLEET_CONFIGMAP}) runs default/during" in message, message
+
+
+def _controlled_by(owner: dict[str, Any]) -> dict[str, Any]:
+    """A controller ownerReference to `owner`, as the engine sets one on each child it makes."""
+    meta = owner["metadata"]
+    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": meta["name"], "uid": meta["uid"],
+            "controller": True, "blockOwnerDeletion": True}
 
 
 async def _running_status(kubeconfig: Path, name: str, writer: str) -> None:

@@ -6,8 +6,8 @@ the fleet plays them on, marked Simulated first; a run the engine started on rea
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

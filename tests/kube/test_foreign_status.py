@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FOREIGN_STATUS, RESULT_FAILED
+from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FOREIGN_STATUS, RESULT_FAILED, WORKFLOW_REFUSED
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
@@ -224,3 +224,29 @@ async def test_a_hand_edit_of_a_job_nvcre_failed_keeps_its_blame(cluster, tmp_pa
                                                "--history", str(tmp_path / "h.db")])
         report = json.loads(capsys.readouterr().out)
         assert (code, report["failedNodes"], report["inconclusiveNodes"]) == (1, ["gpu-node-03"], [])
+
+
+async def test_a_workflow_refused_mid_run_stops_its_jobs_and_runs(cluster) -> None:  # noqa: F811
+    """A Workflow whose status a hand wrote while it ran was refused and ran no further groups, but its Jobs' runs went
+    on holding GPUs until they ended. Now they are stopped through the runner, each Job failed WorkflowRefused (no node
+    blamed), and the Workflow's refusal names them."""
+    async with simulated_on_cluster(cluster, CASE, runner=_StopsSaid) as (admin, hand, engine, runner):
+        await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
+        assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
+        [run] = (await admin.list(WORKLOADRUN, NAMESPACE)).items
+        [wf] = (await admin.list(WORKFLOW, NAMESPACE)).items
+        await hand.patch_status(WORKFLOW, wf["metadata"]["name"], NAMESPACE, SUCCEEDED_BY_HAND)
+        await engine.run_until_settled(max_seconds=60)
+        await engine.stop()
+
+        assert getattr(runner, "stopped", []) == [run["metadata"]["name"]]
+        [job] = (await admin.list(JOB, NAMESPACE)).items
+        failed = cond.find(job["status"]["conditions"], "Failed") or {}
+        assert (failed.get("status"), failed.get("reason")) == ("True", WORKFLOW_REFUSED), job["status"]
+        assert not job["status"].get("failedNodes")
+        refused = await admin.get(WORKFLOW, wf["metadata"]["name"], NAMESPACE)
+        refusal = cond.find(refused["status"]["conditions"], "Failed") or {}
+        assert refusal.get("reason") == FOREIGN_STATUS
+        assert f"; stopped its Job {job['metadata']['name']} (their pods deleted, no node blamed); delete it" in refusal["message"]
+        done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
+        assert done["status"]["summary"]["failedNodes"] == 0

@@ -226,6 +226,9 @@ FOREIGN_STATUS: Final = "StatusWrittenByAnother"
 # no result any more, so they are stopped (their runs' pods deleted through the runner, freeing the GPUs); no node
 # blamed by it.
 CERTIFICATION_REFUSED: Final = "CertificationRefused"
+# A Job's reason when its Workflow was refused so (status or spec written by another hand) while it ran: stopped the
+# same way, no node blamed by it.
+WORKFLOW_REFUSED: Final = "WorkflowRefused"
 # A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
 # made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
 GROUP_NODES_EDITED: Final = "GroupNodesEdited"

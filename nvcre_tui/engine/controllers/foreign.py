@@ -2,7 +2,8 @@
 and the writer in a condition and a Warning event, and reads such a child as failed that way meanwhile, so a Workflow
 or Job set to Succeeded by hand never passes its parent, and a Certification set to PASSED by hand never stands. A
 Certification refused mid-run can yield no result: its running Workflows and Jobs are stopped (their runs through the
-runner, as every stop), each failed CertificationRefused, and its condition names them."""
+runner, as every stop), each failed CertificationRefused, and its condition names them; a Workflow refused so stops its
+running Jobs the same way, each failed WorkflowRefused."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import certification_status, run_status
 from nvcre_tui.engine.api.provenance import foreign_status, written_by_nvcre_alone
-from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, FOREIGN_STATUS, RESULT_FAILED, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, FOREIGN_STATUS, RESULT_FAILED, SUCCEEDED, WORKFLOW_REFUSED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.base import EndedRelease, Runner
 from nvcre_tui.engine.store.errors import describe
@@ -43,9 +44,10 @@ BLAME_FIELD = "failedNodes"  # a Job's blamed nodes (controllers/job.py), which 
 
 def refusal_message(kind: str, obj: Obj, foreign: str, stopped: list[str] | None = None) -> str:
     """`Certification default/x: status.summary written by kubectl-patch, not by nvcre: ...; delete it and create it again`,
-    naming the Workflows its refusal `stopped` before the advice."""
+    naming the children (a Certification's Workflows, a Workflow's Jobs) its refusal `stopped` before the advice."""
     meta = obj.get("metadata") or {}
-    halted = (f"; stopped {'its Workflow' if len(stopped) == 1 else 'its Workflows'} {listed(stopped)} (their pods deleted, "
+    child = WORKFLOW.kind if kind == CERTIFICATION.kind else JOB.kind
+    halted = (f"; stopped its {child}{'' if len(stopped) == 1 else 's'} {listed(stopped)} (their pods deleted, "
               "no node blamed)") if stopped else ""
     return f"{describe(kind, str(meta.get('name') or '?'), meta.get('namespace'))}: {foreign}{halted}; {ADVICE}"
 
@@ -83,12 +85,13 @@ def _refused_already(kind: str, obj: Obj) -> bool:
 
 async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj, world: Children | None = None) -> bool:
     """Fail `obj` when someone other than nvcre wrote its status (once: nothing when failed so already); whether it had
-    such a status (the caller then reconciles it no further). A Certification's running Workflows and Jobs are stopped
-    first, at every look (an engine that died between the two stops the rest), and the refusal names them."""
+    such a status (the caller then reconciles it no further). A Certification's running Workflows and Jobs (a Workflow's
+    running Jobs) are stopped first, at every look (an engine that died between the two stops the rest), and the
+    refusal names them."""
     foreign = foreign_status(kind.kind, obj)
     if foreign is None:
         return False
-    stopped = await _stop_children(ctx, obj, world) if kind is CERTIFICATION and world is not None else []
+    stopped = await _stop_children(ctx, kind, obj, world) if kind in (CERTIFICATION, WORKFLOW) and world is not None else []
     if not _refused_already(kind.kind, obj):
         message = refusal_message(kind.kind, obj, foreign, stopped)
         await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
@@ -102,33 +105,49 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj, worl
     return True
 
 
-async def _stop_children(ctx: Context, cert: Obj, world: Children) -> list[str]:
-    """Stop a refused Certification's running Workflows and their running Jobs: each unfinished run through the runner
-    (its pods deleted, the GPUs freed), each failed CertificationRefused. The names of its Workflows stopped so, by
-    this look or an earlier one."""
-    meta = cert.get("metadata") or {}
-    message = (f"stopped: its {describe(CERTIFICATION.kind, str(meta.get('name') or '?'), meta.get('namespace'))} was refused "
+async def _stop_children(ctx: Context, kind: ResourceKind, owner: Obj, world: Children) -> list[str]:
+    """Stop a refused Certification's running Workflows and their running Jobs (failed CertificationRefused), or a
+    refused Workflow's running Jobs (failed WorkflowRefused): each unfinished run through the runner (its pods deleted,
+    the GPUs freed). The names of its children stopped so, by this look or an earlier one."""
+    meta = owner.get("metadata") or {}
+    message = (f"stopped: its {describe(kind.kind, str(meta.get('name') or '?'), meta.get('namespace'))} was refused "
                f"({FOREIGN_STATUS}) and can yield no result; its pods deleted, no node blamed")
+    if kind is WORKFLOW:
+        return await _stop_jobs(ctx, owner, world, WORKFLOW_REFUSED, message)
     stopped = []
-    for wf in world.children_of(cert, WORKFLOW.kind):
+    for wf in world.children_of(owner, WORKFLOW.kind):
         if not cond.is_terminal(wf):
-            for job in world.children_of(wf, JOB.kind):
-                if cond.is_terminal(job):
-                    continue
-                for run in world.children_of(job, WORKLOADRUN.kind):
-                    if run_status(run).get("phase") not in (SUCCEEDED, FAILED):
-                        await ctx.runner.stop(run)
-                await _stop(ctx, JOB, job, message)
-            await _stop(ctx, WORKFLOW, wf, message)
-        elif (cond.find(_status(wf).get("conditions"), FAILED) or {}).get("reason") != CERTIFICATION_REFUSED:
+            await _stop_jobs(ctx, wf, world, CERTIFICATION_REFUSED, message)
+            await _stop(ctx, WORKFLOW, wf, CERTIFICATION_REFUSED, message)
+        elif not _stopped_for(wf, CERTIFICATION_REFUSED):
             continue
         stopped.append(str(wf["metadata"]["name"]))
     return stopped
 
 
-async def _stop(ctx: Context, kind: ResourceKind, obj: Obj, message: str) -> None:
-    conditions = cond.with_phase(_status(obj).get("conditions"), FAILED, CERTIFICATION_REFUSED, message, ctx.now())
-    await ctx.transition(kind, obj, {"conditions": conditions, "completionTime": ctx.now()}, [("Warning", CERTIFICATION_REFUSED, message)])
+async def _stop_jobs(ctx: Context, wf: Obj, world: Children, reason: str, message: str) -> list[str]:
+    """Stop a Workflow's running Jobs, their unfinished runs through the runner, each failed `reason`; the names of its
+    Jobs stopped so, by this look or an earlier one."""
+    stopped = []
+    for job in world.children_of(wf, JOB.kind):
+        if not cond.is_terminal(job):
+            for run in world.children_of(job, WORKLOADRUN.kind):
+                if run_status(run).get("phase") not in (SUCCEEDED, FAILED):
+                    await ctx.runner.stop(run)
+            await _stop(ctx, JOB, job, reason, message)
+        elif not _stopped_for(job, reason):
+            continue
+        stopped.append(str(job["metadata"]["name"]))
+    return stopped
+
+
+def _stopped_for(obj: Obj, reason: str) -> bool:
+    return (cond.find(_status(obj).get("conditions"), FAILED) or {}).get("reason") == reason
+
+
+async def _stop(ctx: Context, kind: ResourceKind, obj: Obj, reason: str, message: str) -> None:
+    conditions = cond.with_phase(_status(obj).get("conditions"), FAILED, reason, message, ctx.now())
+    await ctx.transition(kind, obj, {"conditions": conditions, "completionTime": ctx.now()}, [("Warning", reason, message)])
 
 
 def as_nvcre_reads_it(kind: str, obj: Obj) -> Obj:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,10 +25,14 @@ JSON = "application/json"
 
 
 def certificate_user(request: web.Request) -> User | None:
-    """x509 authentication: CN is the user name, each O a group (the certificate was verified by TLS)."""
+    """x509 authentication: CN is the user name, each O a group (its chain was verified by TLS). None, as the real x509
+    authenticator refuses it (401), for a certificate outside its dates now: checked at each request, so one that expires
+    on a kept-alive connection is refused there too. Real time, not the emulator's clock: openssl dated it so."""
     transport = request.transport
     peer = transport.get_extra_info("peercert") if transport is not None else None
     if not peer:
+        return None
+    if not ssl.cert_time_to_seconds(peer["notBefore"]) <= time.time() <= ssl.cert_time_to_seconds(peer["notAfter"]):
         return None
     names = [value for part in peer.get("subject", ()) for key, value in part if key == "commonName"]
     groups = tuple(value for part in peer.get("subject", ()) for key, value in part if key == "organizationName")

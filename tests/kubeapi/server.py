@@ -171,11 +171,12 @@ class ApiServer:
         self.tokens[token] = User(user, (*groups, "system:authenticated"))
         return token
 
-    def client_certificate(self, user: str, groups: tuple[str, ...] = ()) -> tuple[bytes, bytes]:
-        """An x509 client certificate (cert PEM, key PEM) for `user` in `groups`; needs tls=True."""
+    def client_certificate(self, user: str, groups: tuple[str, ...] = (), days: int = 2) -> tuple[bytes, bytes]:
+        """An x509 client certificate (cert PEM, key PEM) for `user` in `groups`, valid for `days` (-1: expired, which
+        requests are refused 401 with); needs tls=True."""
         if self.tls is None:
             raise RuntimeError("client certificates need ApiServer(tls=True)")
-        return self.tls.client_certificate(user, tuple(groups))
+        return self.tls.client_certificate(user, tuple(groups), days)
 
     def service_account_token(self, namespace: str, name: str) -> str:
         """A token for ServiceAccount namespace/name (as a TokenRequest would give). Made while the account exists, it is

@@ -121,6 +121,21 @@ async def test_https_with_client_certificates_and_tokens(tmp_path: Any) -> None:
         assert [r.user for r in server.requests] == ["root", "jane", "admin"]
 
 
+async def test_an_expired_client_certificate_is_refused_401_not_at_the_handshake(tmp_path: Any) -> None:
+    """The real server's TLS takes any client certificate; its x509 authenticator refuses an expired one at each request
+    (401 Unauthorized). The emulator refused it at the handshake, which a client renewing its certificate on a 401
+    (client-go's exec plugins) never sees from a real server."""
+    async with ApiServer(tls=True) as server:
+        path = server.write_kubeconfig(tmp_path / "expired", client_certificate=server.client_certificate("old", ("system:masters",), days=-1))
+        configuration = client.Configuration()
+        await config.load_kube_config(config_file=str(path), client_configuration=configuration)
+        async with client.ApiClient(configuration) as api_client:
+            with pytest.raises(ApiException) as refused:
+                await client.CoreV1Api(api_client).list_namespace()
+        assert (refused.value.status, status_of(refused.value)["reason"]) == (401, "Unauthorized")
+        assert [(r.path, r.status) for r in server.requests] == [("/api/v1/namespaces", 401)]
+
+
 async def test_size_limits_of_apiserver_and_etcd(api: client.ApiClient, apiserver: ApiServer) -> None:  # noqa: F811
     path = "/api/v1/namespaces/default/configmaps"
     status, body, _ = await raw(apiserver, "POST", path, {"metadata": {"name": "big"}, "data": {"k": "x" * 1_100_000}})

@@ -372,12 +372,12 @@ async def test_discovery(store: KubeStore) -> None:
 
 async def test_one_connection_pool_for_the_store_life(cluster: Cluster, store: KubeStore) -> None:
     await store.create(WORKFLOW, obj("wf"))
-    client = store._transport._client
+    pool = store._transport._pools.current
     for _ in range(5):
         await store.get(WORKFLOW, "wf", "default")
-    assert store._transport._client is client is not None
+    assert store._transport._pools.current is pool is not None and pool.in_use == 0
     await store.close()
-    assert store._transport._client is None
+    assert store._transport._pools.current is None
 
 
 async def test_tls_failure_is_permanent_not_retried(cluster: Cluster, tmp_path: Path) -> None:

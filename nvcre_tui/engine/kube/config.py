@@ -32,7 +32,7 @@ from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
 if TYPE_CHECKING:  # the client itself is imported when a cluster is loaded: a simulated run or --help never pays for it
-    from ..store.kube.client import Configuration, KubeConfigLoader
+    from ..store.kube.client import Configuration, ExecCredentialLoader, KubeConfigLoader
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
 
@@ -62,6 +62,10 @@ class KubeTarget:
     # expirationTimestamp said) unless another request already did; whether a credential other than the refused one is
     # now in hand (client-go's refresh on a 401, once per failing credential). None for other users.
     renew_credentials: Callable[[str], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
+    # An exec plugin's client certificate: runs the plugin again once its expirationTimestamp is past, before a request
+    # goes out (a certificate is presented at the TLS handshake, not in a header the client's per-request token hook
+    # fills); the configuration then names the new one, which the transport's next connections present. None for others.
+    refresh_certificate: Callable[[], Awaitable[None]] | None = field(default=None, compare=False, repr=False)
 
 
 def shown_server(url: str) -> str:
@@ -300,7 +304,7 @@ def _proxy_problem(proxy: str) -> str | None:
 
 async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                            namespace: str | None) -> KubeTarget:
-    from ..store.kube.client import Configuration, KubeConfigLoader
+    from ..store.kube.client import Configuration, ExecCredentialLoader
 
     merged = merge_kubeconfigs(paths)
     chosen, body, filled = _choose_context(merged, context, where)
@@ -308,8 +312,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     library_config = _as_the_library_reads(merged, chosen, body)
     if isinstance(body.get("user"), str):
         library_config = with_cluster_info(library_config, body["user"], _named(merged, "clusters", body["cluster"]) or {})
-    loader = KubeConfigLoader(config_dict=library_config, active_context=chosen,
-                              config_base_path="")
+    loader = ExecCredentialLoader(config_dict=library_config, active_context=chosen, config_base_path="")
     user_entry = _named(merged, "users", body["user"]) if isinstance(body.get("user"), str) else None
     # An exec plugin without a terminal to prompt on (a script, CI, a pod, the console's screen) that gives nothing for
     # this long is hung; on a terminal it may be waiting for a browser login or MFA, as long as it takes (as kubectl does).
@@ -329,17 +332,21 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
                if path and entry.get(field)}
     _check_tls(configuration, f"kubeconfig {where}, context {chosen}", written)
     user = loader._user  # the library keeps the resolved user here
-    renew = None
-    if user is not None and "exec" in user and hasattr(loader, "token"):  # a token (a client certificate: never renewed)
-        renew = _renew_exec_token(configuration, loader)
-        _refresh_exec_token(configuration, loader)
+    renew = refresh_certificate = None
+    if user is not None and "exec" in user:
+        renew, refresh = _exec_credentials(configuration, loader)
+        if hasattr(loader, "token"):
+            _refresh_exec_token(configuration, loader)
+        else:  # a client certificate, presented at the handshake: the transport runs this before each request
+            renew, refresh_certificate = None, refresh
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
         _reread_token_file(configuration, filled["token"][1])
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
     return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
-                      without_credentials=bare, compression=cluster.get("disable-compression") is not True, renew_credentials=renew)
+                      without_credentials=bare, compression=cluster.get("disable-compression") is not True, renew_credentials=renew,
+                      refresh_certificate=refresh_certificate)
 
 
 def _as_the_library_reads(merged: dict[str, Any], chosen: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -433,22 +440,40 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
     configuration.refresh_api_key_hook = refresh
 
 
-def _renew_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> Callable[[str], Awaitable[bool]]:
-    """KubeTarget.renew_credentials for an exec plugin's token. A plugin that gave no expirationTimestamp was never run
-    again, so a token revoked or rotated (an IdP session ended, a short-lived token past its lifetime) was refused for
-    as long as the engine ran; client-go runs it again on a 401, as this does. Requests refused together run it once."""
+def _exec_credentials(configuration: Configuration, loader: ExecCredentialLoader) -> tuple[
+        Callable[[str], Awaitable[bool]], Callable[[], Awaitable[None]]]:
+    """KubeTarget.renew_credentials and .refresh_certificate for an exec plugin's credential. A plugin that gave no
+    expirationTimestamp was never run again, so a token revoked or rotated (an IdP session ended, a short-lived token
+    past its lifetime) was refused for as long as the engine ran; client-go runs it again on a 401, as renew does.
+    A client certificate was never renewed at all: refresh runs it again at its expirationTimestamp. Requests refused
+    together, or sent together at its expiry, run it once."""
     lock = asyncio.Lock()
+
+    def held() -> tuple[str, str | None]:
+        return configuration.api_key.get("BearerToken", ""), configuration.cert_file
+
+    def take() -> None:
+        if hasattr(loader, "token"):
+            configuration.api_key["BearerToken"] = loader.token
+        else:  # the transport's next requests go out on a new connection pool presenting it
+            configuration.cert_file, configuration.key_file = loader.cert_file, loader.key_file
 
     async def renew(refused: str) -> bool:
         async with lock:
-            if configuration.api_key.get("BearerToken") == refused:  # not renewed since by another request
+            if held()[0] == refused:  # not renewed since by another request
                 if hasattr(loader, "exec_plugin_expiry"):  # refused before its expiry: run it anyway; the answer
                     del loader.exec_plugin_expiry  # sets it again if it gives one
                 await _run_exec_plugin(loader)
-                configuration.api_key["BearerToken"] = loader.token
-            return configuration.api_key.get("BearerToken") != refused
+                take()
+            return held()[0] != refused
 
-    return renew
+    async def refresh() -> None:
+        async with lock:
+            if hasattr(loader, "exec_plugin_expiry"):  # else the library would run it at each request (a 401 runs it)
+                await _run_exec_plugin(loader)  # a no-op before its expirationTimestamp
+                take()
+
+    return renew, refresh
 
 
 def _from_service_account(directory: Path, environ: Mapping[str, str], namespace: str | None) -> KubeTarget:

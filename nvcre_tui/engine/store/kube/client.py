@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ApiClient", "Configuration", "ConfigException", "InClusterConfigLoader", "KubeConfigLoader", "held_terminal_hint", "stdin_is_terminal"]
+__all__ = ["ApiClient", "Configuration", "ConfigException", "ExecCredentialLoader", "InClusterConfigLoader", "KubeConfigLoader",
+           "held_terminal_hint", "stdin_is_terminal"]
 
 PLACEHOLDER_HOME = "/nonexistent"  # the conventional home of a user without one; never read
 
@@ -50,11 +51,14 @@ else:
 # ----- exec credential plugins: their output read up to a bound --------------------------------------------------------
 
 import asyncio  # noqa: E402 - the plugin reader below only
+import datetime  # noqa: E402
 import json  # noqa: E402
+import ssl  # noqa: E402
 import sys  # noqa: E402
 from typing import Any  # noqa: E402
 
 from kubernetes_asyncio.config import kube_config as _kube_config  # noqa: E402
+from kubernetes_asyncio.config.dateutil import parse_rfc3339  # noqa: E402
 from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvider  # noqa: E402
 
 from ...kube.credential_fields import unsendable  # noqa: E402
@@ -226,3 +230,46 @@ def _stop(process: asyncio.subprocess.Process) -> None:
 
 # the loader makes its plugin runner from this module-level name
 _kube_config.ExecProvider = _BoundedExecProvider  # type: ignore[misc]
+
+
+def exec_now() -> datetime.datetime:
+    """Now, for an exec plugin's expirationTimestamp (a test's clock replaces it)."""
+    return datetime.datetime.now(datetime.UTC)
+
+
+class ExecCredentialLoader(KubeConfigLoader):
+    """The library's loader, an exec plugin's client certificate expiring as its token does (client-go's rules). The
+    library kept a token's expirationTimestamp only: a certificate (Teleport's `tsh kube credentials`, valid for hours)
+    was taken for valid for ever, so once it expired the engine and the console were refused for as long as they ran.
+    Either credential's expirationTimestamp is kept in exec_plugin_expiry, where the library looks before running the
+    plugin again; an answer without one drops the previous one (the library kept it, past: a run at every request)."""
+
+    cert_file: str | None
+    key_file: str | None
+
+    async def load_from_exec_plugin(self) -> bool:
+        # the library's rule: expired 5 minutes before its expirationTimestamp (a request on its way may take that long)
+        if hasattr(self, "exec_plugin_expiry") and self.exec_plugin_expiry - _kube_config.EXPIRY_SKEW_PREVENTION_DELAY > exec_now():
+            return True
+        assert self._cluster is not None and self._user is not None
+        status = await _BoundedExecProvider(self._user["exec"]).run()  # checked: a token, or a certificate and its key
+        expires = status.get("expirationTimestamp")
+        if expires is not None:
+            try:
+                self.exec_plugin_expiry = parse_rfc3339(expires)
+            except (ValueError, TypeError):
+                raise ConfigException(f"exec: the plugin's expirationTimestamp {expires!r:.40} is no RFC 3339 time") from None
+        elif hasattr(self, "exec_plugin_expiry"):
+            del self.exec_plugin_expiry
+        if status.get("token"):  # the library's choice where both are given
+            self.token = f"Bearer {status['token']}"
+            return True
+        files = [_kube_config.FileOrData(status, None, data_key_name=field, file_base_path=self._get_base_path(self._cluster.path),
+                                         base64_file_content=False, temp_file_path=self._temp_file_path).as_file()
+                 for field in ("clientCertificateData", "clientKeyData")]
+        try:  # here, once: the client loads it at each new connection pool, where a failure was an internal error
+            ssl.create_default_context().load_cert_chain(files[0], keyfile=files[1])
+        except (ssl.SSLError, OSError) as error:
+            raise ConfigException(f"exec: the plugin's client certificate and key do not load ({' '.join(str(error).split())})") from None
+        self.cert_file, self.key_file = files[0], files[1]
+        return True

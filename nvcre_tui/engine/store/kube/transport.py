@@ -19,6 +19,7 @@ from yarl import URL
 from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
+from .pools import Pool, Pools
 from .retry import RequestStats, RetryPolicy
 from .tlsprobe import speaks_tls
 
@@ -93,14 +94,16 @@ class Transport:
 
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
                  request_timeout: float, *, without_credentials: str | None = None, compression: bool = True,
-                 renew_credentials: Callable[[str], Awaitable[bool]] | None = None) -> None:
+                 renew_credentials: Callable[[str], Awaitable[bool]] | None = None,
+                 refresh_certificate: Callable[[], Awaitable[None]] | None = None) -> None:
         self._configuration = configuration
         self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
         self._renew_credentials = renew_credentials  # KubeTarget.renew_credentials: a 401 runs the exec plugin again
+        self._refresh_certificate = refresh_certificate  # KubeTarget.refresh_certificate: before each request
         # the kubeconfig's disable-compression: true, as kubectl honours it (a fast network, lists too large to gzip)
         self._encoding = {} if compression else {"Accept-Encoding": "identity"}
         self._user_agent = user_agent
-        self._client: ApiClient | None = None
+        self._pools = Pools(self._new_client, lambda: self._configuration.cert_file)
         self.retry = retry
         self.stats = stats
         self.request_timeout = request_timeout
@@ -108,36 +111,56 @@ class Transport:
         self.answered = False  # the server has answered (any HTTP status) since this transport was made
         self._speaks_tls: bool | None = None  # an http:// server that dropped the first request speaks TLS (None: not asked)
         self.kubernetes = False  # its /api answered as a Kubernetes API server's does (checked after a bare 404)
-        self._streams: set[aiohttp.ClientResponse] = set()
+        self._streams: dict[aiohttp.ClientResponse, Pool] = {}
 
-    def _api(self) -> ApiClient:
+    def _new_client(self) -> ApiClient:
+        client = ApiClient(self._configuration)
+        client.user_agent = self._user_agent
+        _reach_as_kubectl(client, self._configuration)
+        return client
+
+    def _proxy(self) -> str:
+        """The proxy the client speaks through ("" none)."""
+        return str(self._pools.current.client.rest_client.proxy or "") if self._pools.current is not None else ""
+
+    async def _pool(self, subject: Subject) -> Pool:
+        """The pool a request goes out on (given back once its answer is read). An exec plugin's client certificate past
+        its expirationTimestamp is renewed first, and the request then goes out on connections presenting the new one
+        (Pools): a kept-alive connection presents the certificate of its handshake, refused once it expires."""
         if self.closed:
             raise Unavailable("the store is closed")
-        if self._client is None:
-            self._client = ApiClient(self._configuration)
-            self._client.user_agent = self._user_agent
-            _reach_as_kubectl(self._client, self._configuration)
-        return self._client
+        if self._refresh_certificate is not None:
+            try:
+                await self._refresh_certificate()
+            except ConfigException as error:
+                raise self._no_credentials(error, subject) from None
+        return await self._pools.take()
 
     async def _send(self, method: str, path: str, query: Query, body: Any, content_type: str,
-                    timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
-        """One HTTP exchange up to the response headers; transport failures become store errors. `stats` keeps since
-        when the server has given no answer at all (any HTTP answer ends it): the console says it shows stale state."""
+                    timeout: aiohttp.ClientTimeout, subject: Subject) -> tuple[aiohttp.ClientResponse, Pool]:
+        """One HTTP exchange up to the response headers, and the pool it went out on (to give back once its answer is
+        read); transport failures become store errors. `stats` keeps since when the server has given no answer at all
+        (any HTTP answer ends it): the console says it shows stale state."""
+        pool = await self._pool(subject)
         try:
-            response = await self._exchange(method, path, query, body, content_type, timeout, subject)
+            response = await self._exchange(pool.client, method, path, query, body, content_type, timeout, subject)
         except (Timeout, NotSent, Unavailable):
+            self._pools.give_back(pool)
             if self.stats.unreachable_since is None:
                 self.stats.unreachable_since = time.time()
+            raise
+        except BaseException:
+            self._pools.give_back(pool)
             raise
         self.stats.unreachable_since = None
         self.stats.uncredentialed_since = None
         self.answered = True
-        return response
+        return response, pool
 
-    async def _exchange(self, method: str, path: str, query: Query, body: Any, content_type: str,
+    async def _exchange(self, client: ApiClient, method: str, path: str, query: Query, body: Any, content_type: str,
                         timeout: aiohttp.ClientTimeout, subject: Subject) -> aiohttp.ClientResponse:
         try:
-            response: aiohttp.ClientResponse = await self._api().call_api(
+            response: aiohttp.ClientResponse = await client.call_api(
                 path, method, query_params=list(query), header_params={"Accept": JSON, "Content-Type": content_type, **self._encoding},
                 body=body, auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout)
         except TimeoutError:
@@ -149,7 +172,7 @@ class Transport:
                                    f"TLS with {self._configuration.host} failed: {error}") from None
         except aiohttp.ClientConnectorError as error:
             # through the kubeconfig's proxy-url, the address that refused is the proxy's: said, or it reads as the server's
-            proxy = self._client.rest_client.proxy if self._client is not None else ""
+            proxy = self._proxy()
             through = f" through proxy {URL(proxy).with_user(None)}" if proxy else ""
             raise NotSent.about(subject.kind, subject.name, subject.namespace,
                                 f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
@@ -182,7 +205,7 @@ class Transport:
         TLS) closing the plain request at its handshake: said only then (a TLS handshake with it succeeds, asked once),
         not for a plain server that reset it (restarting), nor through a proxy (the drop may be the proxy's)."""
         host = str(self._configuration.host)
-        if self.answered or not host.lower().startswith("http://") or (self._client and self._client.rest_client.proxy):
+        if self.answered or not host.lower().startswith("http://") or self._proxy():
             return ""
         if self._speaks_tls is None:
             self._speaks_tls = await speaks_tls(host)
@@ -195,7 +218,7 @@ class Transport:
                     subject: Subject, *, renew: bool = True) -> dict[str, Any]:
         patience = self.request_timeout if self.answered else min(self.request_timeout, FIRST_ANSWER_TIMEOUT)
         timeout = aiohttp.ClientTimeout(total=patience)
-        response = await self._send(method, path, query, body, content_type, timeout, subject)
+        response, pool = await self._send(method, path, query, body, content_type, timeout, subject)
         try:
             data = await response.read()
         except TimeoutError:
@@ -206,6 +229,7 @@ class Transport:
                                     f"{method} {path}: connection lost while reading ({error})") from None
         finally:
             response.release()
+            self._pools.give_back(pool)
         answer_type = response.headers.get("Content-Type")
         if path == API_ROOT and method == "GET" and (response.status == 404 or response.status < 300):
             problem = "404" if response.status == 404 else api_versions_problem(response.status, data, answer_type)
@@ -293,7 +317,7 @@ class Transport:
         plural = getattr(subject.kind, "plural", str(subject.kind))
         self.stats.requests[("watch", plural)] += 1
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self.request_timeout, sock_read=read_timeout)
-        response = await self._send("GET", path, query, None, JSON, timeout, subject)
+        response, pool = await self._send("GET", path, query, None, JSON, timeout, subject)
         if response.status >= 400:
             try:
                 data = await response.read()
@@ -301,24 +325,25 @@ class Transport:
                 data = b""
             finally:
                 response.release()
+                self._pools.give_back(pool)
             if renew and await self._renewed(response, subject):
                 return await self.open_stream(path, subject, query, read_timeout, renew=False)
             refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After")))
             refused.read = True  # a watch, or a log read
             raise refused
-        self._streams.add(response)
+        self._streams[response] = pool
         return response
 
     def close_stream(self, response: aiohttp.ClientResponse) -> None:
-        self._streams.discard(response)
+        pool = self._streams.pop(response, None)
         response.close()  # drops the connection: the rest of an endless stream is not worth reading
+        if pool is not None:
+            self._pools.give_back(pool)
 
     async def close(self) -> None:
         """End every open watch stream, then the connection pool."""
         self.closed = True
         for response in list(self._streams):
             self.close_stream(response)
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
+        await self._pools.close()
 

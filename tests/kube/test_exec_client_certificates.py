@@ -1,0 +1,126 @@
+"""Exec credential plugins answering a client certificate (Teleport's `tsh kube credentials`, some OIDC helpers), over
+real HTTPS against the emulator, which checks a certificate's dates at each request (401 once expired), as the real
+API server does. client-go runs such a plugin again past its expirationTimestamp and on a 401, and closes the
+connections presenting the old certificate."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import yaml
+
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.kube import load_target
+from nvcre_tui.engine.store import CONFIGMAP
+from nvcre_tui.engine.store.kube import KubeStore
+from tests.kubeapi import ApiServer
+
+NO_ENV = {"HOME": "/nonexistent-home"}
+ISSUED = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)  # the test clock's now when the plugin first runs
+
+
+@pytest_asyncio.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    served = ApiServer(tls=True)
+    await served.start()
+    try:
+        yield served
+    finally:
+        await served.stop()
+
+
+def certificate_plugin(server: ApiServer, folder: Path, answers: list[tuple[str, int, datetime.datetime | None]]) -> str:
+    """A kubeconfig on `server` whose exec plugin hands out, at its Nth run, the Nth of `answers`: a client certificate
+    of that user in system:masters, valid for that many days (-1: expired), with that expirationTimestamp (None:
+    none). It counts its runs in folder/runs, and fails (exit 1) past the last answer."""
+    for number, (user, days, expires) in enumerate(answers, 1):
+        cert, key = server.client_certificate(user, ("system:masters",), days=days)
+        status = {"clientCertificateData": cert.decode(), "clientKeyData": key.decode()}
+        if expires is not None:
+            status["expirationTimestamp"] = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
+        (folder / f"credential-{number}.json").write_text(json.dumps(
+            {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": status}))
+    script = (f'n=$(cat "{folder}/runs" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{folder}/runs"; '
+              f'cat "{folder}/credential-$n.json" 2>/dev/null || {{ echo "no certificate for you" >&2; exit 1; }}')
+    path = server.write_kubeconfig(folder / "kubeconfig")
+    config = yaml.safe_load(path.read_text())
+    config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "/bin/sh",
+                                           "args": ["-c", script], "interactiveMode": "Never"}}
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def runs(folder: Path) -> int:
+    return int((folder / "runs").read_text())
+
+
+async def test_a_client_certificate_is_renewed_at_its_expiry_and_new_connections_present_it(
+        server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin ran once: its certificate presented for as long as the engine ran, refused by the server once expired
+    (a burn-in, the console, the controller, refused for good). Now it runs again once the expirationTimestamp is past,
+    before the request goes out, and the request is sent on a new connection presenting the new certificate (the
+    kept-alive one presented the old)."""
+    from nvcre_tui.engine.store.errors import NoCredentials
+    from nvcre_tui.engine.store.kube import client
+
+    now = ISSUED
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    hour = datetime.timedelta(hours=1)
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, ISSUED + hour), ("alice-2", 2, ISSUED + 3 * hour)])
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        await store.list(CONFIGMAP, "default")
+        await store.list(CONFIGMAP, "default")
+        now = ISSUED + 2 * hour  # past the first certificate's expirationTimestamp
+        await store.list(CONFIGMAP, "default")
+        await store.list(CONFIGMAP, "default")
+        assert [r.user for r in server.requests] == ["alice-1", "alice-1", "alice-2", "alice-2"]
+        assert runs(tmp_path) == 2  # loaded, then once at its expiry: not at each request
+        now = ISSUED + 4 * hour  # the plugin now fails (a login needed): one line, no traceback, nothing sent
+        with pytest.raises(NoCredentials, match=r"^ConfigMap in namespace default: no credentials for https://127\.0\.0\.1:\d+: "
+                                                r"exec: process returned 1\. no certificate for you$"):
+            await store.list(CONFIGMAP, "default")
+        assert len(server.requests) == 4
+    finally:
+        await store.close()
+
+
+async def test_a_watch_on_the_old_certificate_goes_on_and_its_pool_is_closed_once_unused(
+        server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server checks a certificate as a request comes in, never while a watch it let in streams: a watch opened
+    with the old certificate goes on undisturbed (closing its connection at the renewal ended it with aiohttp's
+    RuntimeError, "Connection closed."), while requests go out on a new pool; the old pool is closed once nothing reads
+    from it, and the watch reopened after presents the new certificate."""
+    from nvcre_tui.engine.store.kube import client
+    from tests.store.fixtures import take
+
+    now = ISSUED
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    hour = datetime.timedelta(hours=1)
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, ISSUED + hour), ("alice-2", 2, ISSUED + 3 * hour)])
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        since = str(server.resource_version)
+        watch = store.watch(CONFIGMAP, "default", resource_version=since)
+        await store.create(CONFIGMAP, {"metadata": {"name": "before", "namespace": "default"}})
+        assert await take(watch, 1) == [("ADDED", "before")]
+        old = store._transport._pools.current
+        now = ISSUED + 2 * hour
+        await store.create(CONFIGMAP, {"metadata": {"name": "after", "namespace": "default"}})
+        assert await take(watch, 1) == [("ADDED", "after")]
+        assert old is not None and old is not store._transport._pools.current and old.in_use == 1  # the watch's
+        await watch.aclose()
+        await store.get(CONFIGMAP, "after", "default")
+        assert old.client.rest_client.pool_manager.closed
+        watch = store.watch(CONFIGMAP, "default", resource_version=since)
+        assert await take(watch, 2) == [("ADDED", "before"), ("ADDED", "after")]
+        await watch.aclose()
+        assert [r.user for r in server.requests if r.query.get("watch")] == ["alice-1", "alice-2"]
+        assert [r.user for r in server.requests if r.method == "POST"] == ["alice-1", "alice-2"]
+    finally:
+        await store.close()

@@ -124,3 +124,38 @@ async def test_a_watch_on_the_old_certificate_goes_on_and_its_pool_is_closed_onc
         assert [r.user for r in server.requests if r.method == "POST"] == ["alice-1", "alice-2"]
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("expires", [None, datetime.datetime(2999, 1, 1, tzinfo=datetime.UTC)], ids=["no-expiry", "far-expiry"])
+async def test_a_refused_client_certificate_runs_the_plugin_again_once(server: ApiServer, tmp_path: Path,
+                                                                      expires: datetime.datetime | None) -> None:
+    """A certificate the server refuses (401: expired before its expirationTimestamp said, or without one) was never
+    renewed; as client-go, the plugin now runs again, once for the requests refused together, and they are sent again
+    on connections presenting the new certificate."""
+    import asyncio
+
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", -1, expires), ("alice-2", 2, expires)])
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        together = await asyncio.gather(*(store.list(CONFIGMAP, "default") for _ in range(3)))
+        assert [listed.items for listed in together] == [[], [], []]
+        assert sorted((r.status, r.user) for r in server.requests) == [(200, "alice-2")] * 3 + [(401, "")] * 3
+        assert runs(tmp_path) == 2
+        await store.list(CONFIGMAP, "default")
+        assert runs(tmp_path) == 2  # the new certificate in hand: not run at each request
+    finally:
+        await store.close()
+
+
+async def test_a_plugin_handing_out_a_refused_certificate_is_run_again_once_and_said_unauthorized(server: ApiServer,
+                                                                                                  tmp_path: Path) -> None:
+    from nvcre_tui.engine.store.errors import Unauthorized
+
+    kubeconfig = certificate_plugin(server, tmp_path, [("old-1", -1, None), ("old-2", -1, None), ("old-3", -1, None)])
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        with pytest.raises(Unauthorized, match=r"^ConfigMap in namespace default: Unauthorized \(the API server refused"):
+            await store.list(CONFIGMAP, "default")
+        assert runs(tmp_path) == 2  # loaded, then once on the 401: no loop
+    finally:
+        await store.close()

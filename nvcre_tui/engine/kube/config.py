@@ -58,10 +58,11 @@ class KubeTarget:
     # `kubeconfig /path, user u` when that user holds no credentials at all (a 401 then says so), else None
     without_credentials: str | None = None
     compression: bool = True  # answers may come gzip-compressed; the cluster's disable-compression: true says not
-    # An exec plugin's token refused (401): given the Authorization sent, runs the plugin again (whatever its
-    # expirationTimestamp said) unless another request already did; whether a credential other than the refused one is
-    # now in hand (client-go's refresh on a 401, once per failing credential). None for other users.
-    renew_credentials: Callable[[str], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
+    # An exec plugin's credential refused (401): given the Authorization sent and the client certificate file the
+    # connection presented, runs the plugin again (whatever its expirationTimestamp said) unless another request already
+    # did; whether a credential other than the refused one is now in hand (client-go's refresh on a 401, once per failing
+    # credential). None for other users.
+    renew_credentials: Callable[[str, str | None], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
     # An exec plugin's client certificate: runs the plugin again once its expirationTimestamp is past, before a request
     # goes out (a certificate is presented at the TLS handshake, not in a header the client's per-request token hook
     # fills); the configuration then names the new one, which the transport's next connections present. None for others.
@@ -338,7 +339,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         if hasattr(loader, "token"):
             _refresh_exec_token(configuration, loader)
         else:  # a client certificate, presented at the handshake: the transport runs this before each request
-            renew, refresh_certificate = None, refresh
+            refresh_certificate = refresh
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
         _reread_token_file(configuration, filled["token"][1])
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
@@ -441,12 +442,12 @@ def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) 
 
 
 def _exec_credentials(configuration: Configuration, loader: ExecCredentialLoader) -> tuple[
-        Callable[[str], Awaitable[bool]], Callable[[], Awaitable[None]]]:
+        Callable[[str, str | None], Awaitable[bool]], Callable[[], Awaitable[None]]]:
     """KubeTarget.renew_credentials and .refresh_certificate for an exec plugin's credential. A plugin that gave no
     expirationTimestamp was never run again, so a token revoked or rotated (an IdP session ended, a short-lived token
     past its lifetime) was refused for as long as the engine ran; client-go runs it again on a 401, as renew does.
-    A client certificate was never renewed at all: refresh runs it again at its expirationTimestamp. Requests refused
-    together, or sent together at its expiry, run it once."""
+    A client certificate was never renewed at all, at its expirationTimestamp or on a 401. Requests refused together,
+    or sent together at its expiry, run it once."""
     lock = asyncio.Lock()
 
     def held() -> tuple[str, str | None]:
@@ -458,14 +459,14 @@ def _exec_credentials(configuration: Configuration, loader: ExecCredentialLoader
         else:  # the transport's next requests go out on a new connection pool presenting it
             configuration.cert_file, configuration.key_file = loader.cert_file, loader.key_file
 
-    async def renew(refused: str) -> bool:
+    async def renew(authorization: str, certificate: str | None) -> bool:
         async with lock:
-            if held()[0] == refused:  # not renewed since by another request
+            if held() == (authorization, certificate):  # not renewed since by another request
                 if hasattr(loader, "exec_plugin_expiry"):  # refused before its expiry: run it anyway; the answer
                     del loader.exec_plugin_expiry  # sets it again if it gives one
                 await _run_exec_plugin(loader)
                 take()
-            return held()[0] != refused
+            return held() != (authorization, certificate)
 
     async def refresh() -> None:
         async with lock:

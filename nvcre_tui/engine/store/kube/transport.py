@@ -94,7 +94,7 @@ class Transport:
 
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
                  request_timeout: float, *, without_credentials: str | None = None, compression: bool = True,
-                 renew_credentials: Callable[[str], Awaitable[bool]] | None = None,
+                 renew_credentials: Callable[[str, str | None], Awaitable[bool]] | None = None,
                  refresh_certificate: Callable[[], Awaitable[None]] | None = None) -> None:
         self._configuration = configuration
         self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
@@ -190,13 +190,14 @@ class Transport:
         self.stats.credentials_problem = problem
         return NoCredentials.about(subject.kind, subject.name, subject.namespace, problem)
 
-    async def _renewed(self, response: aiohttp.ClientResponse, subject: Subject) -> bool:
-        """After a 401: whether the exec plugin, run again, gave a credential other than the one refused, for one more
-        try (client-go refreshes on a 401; a 401 is answered before anything is done, so any request may be sent again)."""
+    async def _renewed(self, response: aiohttp.ClientResponse, pool: Pool, subject: Subject) -> bool:
+        """After a 401: whether the exec plugin, run again, gave a credential other than the one refused (its token, or
+        the client certificate the request's pool presented), for one more try (client-go refreshes on a 401; a 401 is
+        answered before anything is done, so any request may be sent again)."""
         if response.status != 401 or self._renew_credentials is None:
             return False
         try:
-            return await self._renew_credentials(response.request_info.headers.get("Authorization", ""))
+            return await self._renew_credentials(response.request_info.headers.get("Authorization", ""), pool.certificate)
         except ConfigException as error:
             raise self._no_credentials(error, subject) from None
 
@@ -236,7 +237,7 @@ class Transport:
             if problem is not None:
                 raise NotKubernetes(str(self._configuration.host), problem)
             self.kubernetes = True
-        if renew and await self._renewed(response, subject):  # once: a plugin handing out refused tokens is told as one
+        if renew and await self._renewed(response, pool, subject):  # once: a plugin handing out refused tokens is told as one
             return await self._once(method, path, query, body, content_type, subject, renew=False)
         if response.status >= 400:
             refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After"), answer_type))
@@ -326,7 +327,7 @@ class Transport:
             finally:
                 response.release()
                 self._pools.give_back(pool)
-            if renew and await self._renewed(response, subject):
+            if renew and await self._renewed(response, pool, subject):
                 return await self.open_stream(path, subject, query, read_timeout, renew=False)
             refused = self._told(error_from_answer(response.status, data, subject, response.headers.get("Retry-After")))
             refused.read = True  # a watch, or a log read

@@ -245,3 +245,31 @@ async def test_a_watch_refused_its_exec_token_runs_the_plugin_again(tmp_path: Pa
         assert (tmp_path / "runs").read_text().strip() == "2"
     finally:
         await store.close()
+
+
+async def test_requests_sent_together_past_a_tokens_expiry_run_the_plugin_once(tmp_path: Path, apiserver: ApiServer,  # noqa: F811
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each request past the expirationTimestamp ran the plugin (the library's hook holds no lock): an engine sending a
+    dozen at once spawned a dozen `aws eks get-token`. As client-go, one runs it and the others take its token."""
+    import datetime
+
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.store import CONFIGMAP
+    from nvcre_tui.engine.store.kube import KubeStore, client
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    for n in range(1, 6):
+        apiserver.add_token(f"t-{n}", "alice", ["system:masters"])
+    # one line appended per run (runs together append each theirs); run N hands out t-N, expiring at N o'clock
+    script = (f'echo run >> "{tmp_path}/runs"; n=$(wc -l < "{tmp_path}/runs"); '
+              'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+              '"status":{"token":"t-%s","expirationTimestamp":"2026-01-01T0%s:00:00Z"}}\' "$n" "$n"')
+    target = await load_target(on_the_emulator(tmp_path / "config", apiserver, script), environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        now += datetime.timedelta(minutes=90)  # past t-1's hour, not t-2's
+        await asyncio.gather(*(store.list(CONFIGMAP, "default") for _ in range(3)))
+        assert (tmp_path / "runs").read_text().count("run") == 2
+    finally:
+        await store.close()

@@ -337,7 +337,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
     if user is not None and "exec" in user:
         renew, refresh = _exec_credentials(configuration, loader)
         if hasattr(loader, "token"):
-            _refresh_exec_token(configuration, loader)
+            _refresh_exec_token(configuration, refresh)
         else:  # a client certificate, presented at the handshake: the transport runs this before each request
             refresh_certificate = refresh
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
@@ -429,16 +429,16 @@ async def _run_exec_plugin(loader: KubeConfigLoader) -> None:
         raise ConfigException(f"exec: the plugin gave no credentials within {EXEC_PLUGIN_SECONDS:g} s ({unattended})") from None
 
 
-def _refresh_exec_token(configuration: Configuration, loader: KubeConfigLoader) -> None:
-    """Re-run an exec credential plugin when its token expires (the engine runs for hours); one whose last answer gave
-    no expirationTimestamp only when its token is refused (_renew_exec_token)."""
+def _refresh_exec_token(configuration: Configuration, refresh: Callable[[], Awaitable[None]]) -> None:
+    """Re-run an exec credential plugin when its token expires (the engine runs for hours), as the client asks for the
+    token of each request; one whose last answer gave no expirationTimestamp only when its token is refused
+    (_exec_credentials). Through `refresh`, which holds a lock: the requests sent together past the expiry each ran the
+    plugin (a dozen `aws eks get-token` at once), where client-go runs it once."""
 
-    async def refresh(config: Configuration, *_: object) -> None:
-        if hasattr(loader, "exec_plugin_expiry"):  # else the library would run it at every request
-            await _run_exec_plugin(loader)
-            config.api_key["BearerToken"] = loader.token
+    async def hook(*_: object) -> None:
+        await refresh()
 
-    configuration.refresh_api_key_hook = refresh
+    configuration.refresh_api_key_hook = hook
 
 
 def _exec_credentials(configuration: Configuration, loader: ExecCredentialLoader) -> tuple[

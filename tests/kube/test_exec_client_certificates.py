@@ -34,10 +34,12 @@ async def server() -> AsyncIterator[ApiServer]:
         await served.stop()
 
 
-def certificate_plugin(server: ApiServer, folder: Path, answers: list[tuple[str, int, datetime.datetime | None]]) -> str:
+def certificate_plugin(server: ApiServer, folder: Path, answers: list[tuple[str, int, datetime.datetime | None]],
+                       mode: str = "Never") -> str:
     """A kubeconfig on `server` whose exec plugin hands out, at its Nth run, the Nth of `answers`: a client certificate
     of that user in system:masters, valid for that many days (-1: expired), with that expirationTimestamp (None:
-    none). It counts its runs in folder/runs, and fails (exit 1) past the last answer."""
+    none). It counts its runs in folder/runs, logs in folder/told its stdin and whether it was told it is interactive,
+    and fails (exit 1) past the last answer."""
     for number, (user, days, expires) in enumerate(answers, 1):
         cert, key = server.client_certificate(user, ("system:masters",), days=days)
         status = {"clientCertificateData": cert.decode(), "clientKeyData": key.decode()}
@@ -46,11 +48,12 @@ def certificate_plugin(server: ApiServer, folder: Path, answers: list[tuple[str,
         (folder / f"credential-{number}.json").write_text(json.dumps(
             {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": status}))
     script = (f'n=$(cat "{folder}/runs" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "{folder}/runs"; '
+              f'printf "%s %s\\n" "$(readlink /proc/self/fd/0)" "$KUBERNETES_EXEC_INFO" >> "{folder}/told"; '
               f'cat "{folder}/credential-$n.json" 2>/dev/null || {{ echo "no certificate for you" >&2; exit 1; }}')
     path = server.write_kubeconfig(folder / "kubeconfig")
     config = yaml.safe_load(path.read_text())
     config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "/bin/sh",
-                                           "args": ["-c", script], "interactiveMode": "Never"}}
+                                           "args": ["-c", script], "interactiveMode": mode}}
     path.write_text(yaml.safe_dump(config))
     return str(path)
 
@@ -158,4 +161,32 @@ async def test_a_plugin_handing_out_a_refused_certificate_is_run_again_once_and_
             await store.list(CONFIGMAP, "default")
         assert runs(tmp_path) == 2  # loaded, then once on the 401: no loop
     finally:
+        await store.close()
+
+
+async def test_a_certificate_renewed_while_the_console_holds_the_terminal_is_not_given_it(
+        server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rules of a token's renewal inside the console hold for a certificate's: the plugin is told it is not
+    interactive, given no stdin, and one that needs a login says to log in from a shell."""
+    from nvcre_tui.engine.store.errors import NoCredentials
+    from nvcre_tui.engine.store.kube import client
+    from nvcre_tui.engine.store.kube.terminal import hold_terminal
+
+    now = ISSUED
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    monkeypatch.setattr(client, "stdin_is_terminal", lambda: True)  # a user at the console
+    monkeypatch.setattr(client, "_stderr_seen", lambda: True)
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, ISSUED + datetime.timedelta(hours=1))], mode="IfAvailable")
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    release = hold_terminal("the console")
+    try:
+        now = ISSUED + datetime.timedelta(hours=2)
+        with pytest.raises(NoCredentials, match=r": exec: the plugin may not prompt while the console holds the terminal: log in from a "
+                                                r"shell .* \(process returned 1\. no certificate for you\)$"):
+            await store.list(CONFIGMAP, "default")
+        told = [line.split(" ", 1) for line in (tmp_path / "told").read_text().splitlines()]
+        assert [json.loads(info)["spec"]["interactive"] for _, info in told] == [True, False]
+        assert told[1][0] == "/dev/null"
+    finally:
+        release()
         await store.close()

@@ -18,7 +18,7 @@ from nvcre_tui.cli.oneline import say as _say
 from nvcre_tui.cli.stdout import quiet_stdout, take_stderr, take_stdout, verdict_printed
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
-from nvcre_tui.engine.store.errors import StoreError
+from nvcre_tui.engine.store.errors import StoreError, failure_line
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -205,23 +205,10 @@ def _flush_before_error() -> None:
         _say(f"nvcre: cannot write the output: {error.strerror or error}")
 
 
-def _error_kind(error: StoreError) -> str:
-    """The store's public name for an error (Unavailable, not the transport's NotSent)."""
-    from nvcre_tui.engine.store import errors
-
-    return next(c.__name__ for c in type(error).__mro__ if c.__module__ == errors.__name__)
-
-
-# What failed, for the store errors whose message is the server's own words and does not say it (`etcdserver: leader
-# changed`); every other one says it (`connection lost`, `no answer within 10s`, `is forbidden`, `not found`). Never the
-# class name: `nvcre: Unavailable: ...` read as no other one-line message does.
-FAILED_AS = {"ServerError": "the API server failed", "TooManyRequests": "the API server is throttling requests (429)"}
-
-
 def store_error_line(error: StoreError) -> str:
-    """The one line a store error ends a command with: what failed, where (the object the error names) and why."""
-    what = FAILED_AS.get(_error_kind(error))
-    return f"nvcre: {what}: {error}" if what else f"nvcre: {error}"
+    """The one line a store error ends a command with: what failed, where (the object the error names) and why
+    (failure_line: never its class name)."""
+    return f"nvcre: {failure_line(error)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

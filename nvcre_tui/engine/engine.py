@@ -45,7 +45,7 @@ from nvcre_tui.engine.controllers.workloadrun import reconcile_workloadrun, run_
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.store.cache import Key, WatchCache, key_of
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError, Unauthorized, describe
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NotFound, StoreError, Unauthorized, describe, failure_line
 from nvcre_tui.engine.store.objects import copy_json
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
@@ -69,6 +69,11 @@ FLEET: Hashable = ("fleet",)  # the runner's fleet-level actions (timed cordons)
 LOST_RACE_SECONDS = 1.0
 TOLD_FAILURES = 10  # distinct failures (a runner tick's, a failure that could not be written) an engine tells (Engine.tell) in its life
 UNAUTHORIZED = "unauthorized"  # the key the credentials refused (401) are told under: once, whatever object met it
+SAID_CHARACTERS = 300  # at most this much of an error goes into a ReconcileError message or a told line
+# What an error out of a reconcile nvcre did not expect may be (failure_line's `unexpected`): the engine reads objects
+# anyone may have written (test_engine_guard has every shape), and a KeyError on one is its malformed field as often as
+# nvcre's bug.
+MALFORMED_OR_BUG = "a field not of the shape nvcre writes (an edit by hand), or a bug in nvcre"
 MAX_PASSES_PER_INSTANT = 400
 WATCH_DRAIN_YIELDS = 3
 
@@ -85,6 +90,13 @@ def engine_cache(store: ResourceStore, namespace: str | None = None, *, nodes_op
     return WatchCache(store, ENGINE_KINDS, label_keys=INDEXED_LABELS, namespace=namespace,
                       optional=(NODE,) if nodes_optional else ())
 
+
+
+def reconcile_failed(subject: str, error: BaseException) -> str:
+    """Why the engine failed `subject` (`Workflow default/x`) with ReconcileError, in words: `reconciling Workflow
+    default/x failed: <what failed, where>` (failure_line), at most SAID_CHARACTERS."""
+    line = f"reconciling {subject} failed: {failure_line(error, unexpected=MALFORMED_OR_BUG, about=subject)}"
+    return line if len(line) <= SAID_CHARACTERS else line[: SAID_CHARACTERS - 1] + "…"
 
 
 def _own_copy(kind: ResourceKind, cached: Obj) -> Obj:
@@ -244,8 +256,7 @@ class Engine:
                 delay = await self.runner.tick()
             except Exception as error:  # noqa: BLE001 - no object to fail: said in one line, retried with backoff
                 retry = self.queue.retry(FLEET)
-                first = (" ".join(f"{type(error).__name__}: {error}".split()))[:300]
-                self.runner_failure = f"runner tick failed: {first}"
+                self.runner_failure = f"runner tick failed: {failure_line(error, limit=SAID_CHARACTERS)}"
                 self.log(f"{self.runner_failure} (retried in {retry:g}s)")
                 self._tell_once(self.runner_failure, f"{self.runner_failure} (retried with backoff; said once)")
             else:
@@ -317,7 +328,8 @@ class Engine:
 
     async def _quarantine(self, kind: ResourceKind, obj: Obj, error: Exception) -> None:
         """Fail an object its reconciler cannot handle, with the error as reason, instead of crashing."""
-        message = f"{type(error).__name__}: {error}".splitlines()[0][:300]
+        meta: Obj = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
+        message = reconcile_failed(describe(kind.kind, str(meta.get("name") or "?"), meta.get("namespace")), error)
         try:
             if kind is WORKLOADRUN:
                 status = {"phase": FAILED, "reason": RECONCILE_ERROR, "message": message, "completionTime": format_time(self.clock.now())}
@@ -330,9 +342,7 @@ class Engine:
         except Exception as unwritten:  # noqa: BLE001 - an object so broken (or a store so refusing) that even its failure cannot be written
             # It stays as it is until it changes (the next change tries again): said, for a certification that stands
             # still with no word anywhere (its status write refused by RBAC, say) looks like one still running.
-            meta: Obj = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
-            said = (f"{describe(kind.kind, str(meta.get('name') or '?'), meta.get('namespace'))}: its reconcile failed ({message}) and "
-                    f"that failure could not be written: {' '.join(f'{type(unwritten).__name__}: {unwritten}'.split())[:300]}; "
+            said = (f"{message}, and that failure could not be written: {failure_line(unwritten, limit=SAID_CHARACTERS)}; "
                     "it stays as it is until it changes")
             self.log(said)
             self._tell_once(said, said)

@@ -28,8 +28,9 @@ def test_a_runner_tick_that_keeps_failing_is_said_once_while_run_waits(tmp_path:
     assert refused.hits >= 3, refused.hits  # retried, with backoff, while the run went on
     said = [line for line in err.splitlines() if "runner tick failed" in line]
     assert len(said) == 1, err
-    assert said[0].startswith("nvcre: runner tick failed: Forbidden: ") and 'nodes "gpu-node-02" is forbidden' in said[0], said
-    assert said[0].endswith("(retried with backoff; said once)"), said
+    # what failed and where, in words: it read `runner tick failed: Forbidden: ...`, a Python class name
+    assert said[0] == ('nvcre: runner tick failed: Node gpu-node-02: nodes "gpu-node-02" is forbidden: injected '
+                       "(retried with backoff; said once)"), said
     assert err.index(said[0]) < err.index("[watch] Certification"), err  # while it followed, before the end
 
 
@@ -93,5 +94,7 @@ def test_a_certification_whose_failure_cannot_be_written_is_said_once(tmp_path: 
     assert code == 3 and refused.hits >= 2, (code, refused.hits, err)
     said = [line for line in err.splitlines() if "could not be written" in line]
     assert len(said) == 1, err
-    assert said[0].startswith("nvcre: Certification default/stuck: its reconcile failed (Forbidden: "), said
-    assert said[0].endswith("; it stays as it is until it changes"), said
+    # a sentence naming the object and the refused write: it read `its reconcile failed (Forbidden: ...)`
+    assert said[0] == ('nvcre: reconciling Certification default/stuck failed: certifications.nvcre.nvidia.com "stuck" is '
+                       "forbidden: injected, and that failure could not be written: Certification default/stuck: "
+                       'certifications.nvcre.nvidia.com "stuck" is forbidden: injected; it stays as it is until it changes'), said

@@ -916,6 +916,18 @@ async def test_reset_leaves_a_namespace_that_holds_what_nvcre_did_not_make(serve
     assert await admin.get(CONFIGMAP, "theirs", NS)  # never deleted by nvcre
 
 
+async def test_reset_says_why_a_resource_it_could_not_list_counts_as_held(server, kubeconfig, admin, capsys) -> None:
+    """A resource whose list the server refused counts as held, and the line said only `services (unreadable:
+    Forbidden)`, a Python class name; it says why, in the server's words, once."""
+    await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
+    server.faults.add(Fault(method="GET", path=rf"^/api/v1/namespaces/{NS}/(services|serviceaccounts)$", status=403,
+                            message="listing is forbidden: injected"))
+    code, out, err = await nvcre(capsys, "setup", "reset", "--yes", "--kubeconfig", kubeconfig)
+    assert code == 1 and f"namespace {NS} is still Terminating" in err and "Traceback" not in err, err
+    assert (f"holds serviceaccounts (not listed: ServiceAccount in namespace {NS}: listing is forbidden: injected), "
+            "services (not listed);") in err, err
+
+
 async def test_reset_asks_on_a_terminal(server, kubeconfig, admin, capsys, monkeypatch) -> None:
     await nvcre(capsys, "setup", "init", "--kubeconfig", kubeconfig)
     monkeypatch.setattr(sys, "stdin", Terminal("n\n"))

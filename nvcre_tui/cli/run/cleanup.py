@@ -11,7 +11,7 @@ from nvcre_tui.cli.delete import CLEANUP_WAIT_SECONDS, taking_over
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.history.deletion import delete_certification, left_message, wait_collected
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.store.errors import NotFound, StoreError
+from nvcre_tui.engine.store.errors import NotFound, failure_line
 from nvcre_tui.engine.store.protocol import CERTIFICATION
 from nvcre_tui.engine.units import format_duration
 
@@ -36,11 +36,11 @@ async def cleanup_certification(session: Session, name: str, namespace: str, uid
                                     take_over=taking_over(session, console))
     except NotFound:
         return
-    except (InputError, StoreError) as error:
+    except InputError as error:
         console.print(f"[yellow]cleanup: {escape(printable(str(error), newlines=False))}[/]", soft_wrap=True)
         return
-    except Exception as error:  # noqa: BLE001 - the engine died while collecting: the run's exit code stands
-        console.print(f"[yellow]cleanup: {escape(printable(f'{type(error).__name__}: {error}', newlines=False))}[/]", soft_wrap=True)
+    except Exception as error:  # noqa: BLE001 - a store error, or the engine died while collecting: the run's exit code stands
+        console.print(f"[yellow]cleanup: {escape(printable(failure_line(error), newlines=False))}[/]", soft_wrap=True)
         return
     if left:
         console.print(f"[yellow]cleanup: {escape(left_message(left, format_duration(CLEANUP_WAIT_SECONDS)))}[/]", soft_wrap=True)

@@ -57,11 +57,12 @@ async def finalize_empty_namespace(store: KubeStore, clock: Clock, namespace: st
 
 async def _namespace_contents(store: KubeStore, namespace: str) -> list[str]:
     """What the namespace still holds, by discovery over every namespaced resource the server lists ("pods (2)");
-    a resource that cannot be read counts as holding something."""
-    from nvcre_tui.engine.store.errors import StoreError
+    a resource that cannot be listed counts as holding something ("secrets (not listed: <why>)")."""
+    from nvcre_tui.engine.store.errors import StoreError, failure_line
     from nvcre_tui.engine.store.protocol import ResourceKind
 
-    held = []
+    held: list[str] = []
+    why_said = False  # why a list was refused, said once: the resources refused after it are most often refused alike (RBAC)
     for group, versions in (await store.served_groups()).items():
         if not versions:
             continue
@@ -72,7 +73,8 @@ async def _namespace_contents(store: KubeStore, namespace: str) -> list[str]:
             try:
                 items = (await store.list(ResourceKind(group, versions[0], str(resource.get("kind")), name), namespace)).items
             except StoreError as error:
-                held.append(f"{name} (unreadable: {type(error).__name__})")
+                held.append(f"{name} (not listed{'' if why_said else ': ' + failure_line(error)})")
+                why_said = True
                 continue
             if items:
                 held.append(f"{name} ({len(items)})")

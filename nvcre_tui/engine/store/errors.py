@@ -22,6 +22,7 @@ __all__ = [
     "Timeout",
     "Unavailable",
     "describe",
+    "failure_line",
 ]
 
 
@@ -186,3 +187,35 @@ class Unavailable(RetryableError):
     """No connection: refused, reset, or dropped before the answer was complete."""
 
     status = 503
+
+
+# What failed, for the store errors whose message is the server's own words and does not say it (`etcdserver: leader
+# changed`); every other one says it (`connection lost`, `no answer within 10s`, `is forbidden`, `not found`).
+FAILED_AS: tuple[tuple[type[StoreError], str], ...] = (
+    (ServerError, "the API server failed"), (TooManyRequests, "the API server is throttling requests (429)"))
+# What an error nvcre did not expect is (a KeyError, a TypeError out of its own code): its class and words follow, in
+# parentheses, as the detail a report of it needs.
+BUG = "a bug in nvcre"
+NVCRE_PACKAGE = "nvcre_tui."
+
+
+def failure_line(error: BaseException, *, unexpected: str = BUG, about: str = "", limit: int | None = None) -> str:
+    """Any error as a user reads it, on one line: what failed and where, never a Python class name leading it
+    (`Forbidden: ...`, `KeyError: 'x'` read as no other message does). The one place for this wording: the CLI's last
+    line (cli.store_error_line), the engine's ReconcileError conditions and told failures, `run --cleanup`, `setup
+    reset`. A store error says its own message (the object it names, and why), `the API server failed` before a 5xx's
+    words; an error nvcre raises to be told (a RenderError, a DiagnoseError: its message is a sentence) says its message;
+    anything else is `unexpected`, its class and words in parentheses. `about`: the object the line is said of already
+    (`Workflow default/x`), not named again where the error's message starts with it. `limit`: at most that many
+    characters."""
+    words = " ".join(str(error).split())
+    if about and words.startswith(f"{about}: "):
+        words = words[len(about) + 2:]
+    if isinstance(error, StoreError):
+        what = next((said for kind, said in FAILED_AS if isinstance(error, kind)), None)
+        line = f"{what}: {words}" if what else words
+    elif type(error).__module__.startswith(NVCRE_PACKAGE) and words:
+        line = words
+    else:
+        line = f"{unexpected} ({type(error).__name__}{': ' + words if words else ''})"
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"

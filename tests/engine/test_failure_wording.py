@@ -1,0 +1,73 @@
+"""What an error says to a user (store.errors.failure_line, the one place): what failed and where, in words. A Workflow the
+engine could not reconcile was failed `KeyError: 'workload'`, a refused write as `Forbidden: ...`, and `run --cleanup`
+said `cleanup: RuntimeError: ...`: Python class names, read as no other message does."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+from rich.console import Console
+
+from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.diagnose.state import DiagnoseError
+from nvcre_tui.engine.engine import reconcile_failed
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.sim.scenario import Scenario
+from nvcre_tui.engine.store.errors import Forbidden, Invalid, ServerError, failure_line
+from nvcre_tui.engine.store.protocol import WORKFLOW
+
+WORKFLOW_X = "Workflow default/x"
+
+
+@pytest.mark.parametrize(("error", "line"), [
+    (ServerError.about(WORKFLOW, "x", "default", "etcdserver: request timed out"),
+     "reconciling Workflow default/x failed: the API server failed: etcdserver: request timed out"),
+    (Invalid.about(WORKFLOW, "x", "default", "etcdserver: request is too large"),
+     "reconciling Workflow default/x failed: etcdserver: request is too large"),
+    (Forbidden.about("Job", "x-1", "default", 'jobs.nvcre.nvidia.com "x-1" is forbidden'),  # another object: named
+     'reconciling Workflow default/x failed: Job default/x-1: jobs.nvcre.nvidia.com "x-1" is forbidden'),
+    (DiagnoseError("diagnose state: group g is not in its plan\n(damaged)"),  # nvcre's own sentence, on one line
+     "reconciling Workflow default/x failed: diagnose state: group g is not in its plan (damaged)"),
+    (KeyError("workload"),
+     "reconciling Workflow default/x failed: a field not of the shape nvcre writes (an edit by hand), or a bug in nvcre "
+     "(KeyError: 'workload')"),
+], ids=["server-error", "etcd-too-large", "another-object", "nvcre-error", "unexpected"])
+def test_a_reconcile_failure_says_what_failed_and_where(error: Exception, line: str) -> None:
+    assert reconcile_failed(WORKFLOW_X, error) == line
+
+
+def test_an_unexpected_error_is_a_bug_with_its_detail_and_a_long_one_is_cut() -> None:
+    assert failure_line(RuntimeError("boom")) == "a bug in nvcre (RuntimeError: boom)"
+    assert failure_line(AssertionError()) == "a bug in nvcre (AssertionError)"
+    assert len(reconcile_failed(WORKFLOW_X, ValueError("x" * 1000))) == 300
+
+
+async def test_a_workflow_the_engine_cannot_reconcile_is_failed_in_words() -> None:
+    session = await SimSession.open(Scenario.model_validate({"name": "words", "seed": 1, "nodes": [{"count": 2, "cliques": 1}]}), None)
+    await session.store.create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+                                          "metadata": {"name": "broken", "namespace": "default"},
+                                          "spec": {"jobTemplate": {"spec": {}}, "orchestration": {}}})
+    assert session.engine is not None
+    await session.engine.run_until_settled()
+    failed = cond.find((await session.store.get(WORKFLOW, "broken", "default"))["status"]["conditions"], "Failed") or {}
+    assert (failed.get("reason"), failed.get("message")) == (
+        "ReconcileError", "reconciling Workflow default/broken failed: a field not of the shape nvcre writes (an edit by hand), "
+                          "or a bug in nvcre (KeyError: 'workload')"), failed
+
+
+class _GoneStore:
+    """A session's store whose read fails as nothing expects (the engine died under it)."""
+
+    async def get(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the event loop is closed")
+
+
+async def test_run_cleanup_says_an_unexpected_failure_in_words() -> None:
+    from nvcre_tui.cli.run.cleanup import cleanup_certification
+
+    out = io.StringIO()
+    await cleanup_certification(cast(Any, SimpleNamespace(store=_GoneStore())), "x", "default", "", Console(file=out, width=200))
+    assert out.getvalue() == "cleanup: a bug in nvcre (RuntimeError: the event loop is closed)\n", out.getvalue()

@@ -529,3 +529,63 @@ async def test_the_failures_pane_shows_no_value_read_over_rows_the_output_garble
     [category] = CertificationView.of(certification, [wf], [job]).categories
     [row] = category_unblamed(category)
     assert row.reason == "no node blamed: MeasurementUnavailable" and row.measured == "busBandwidthGBps unavailable (value >= 22)", row
+
+
+class StoppedForARefusedParent(RefusingRunner):
+    """The simulator's runner, but the first Job of diagnose round 1 is stopped as the engine stops a refused
+    Certification's Jobs (controllers/foreign.py): failed `reason`, no node blamed, its run stopped, and its Workflow
+    still running (an engine that died between the two stops, or whose Workflow write lost a race, leaves it so)."""
+
+    def __init__(self, inner: Any, reason: str) -> None:
+        super().__init__(inner, lambda run: None)
+        self.reason, self.stopped = reason, ""
+
+    async def reconcile_run(self, run: Obj) -> float | None:
+        job_name = _job_of(run)
+        if "-r1-" not in job_name or self.stopped not in ("", job_name):
+            return await self.inner.reconcile_run(run)
+        self.stopped = job_name
+        job = await self.inner.store.get(JOB, job_name, "default")
+        if not cond.is_terminal(job):
+            now = format_time(self.inner.clock.now())
+            message = "stopped: its Certification default/c was refused (StatusWrittenByAnother) and can yield no result; no node blamed"
+            await self.inner.store.patch_status(JOB, job_name, "default", {
+                "conditions": cond.with_phase((job.get("status") or {}).get("conditions"), "Failed", self.reason, message, now),
+                "completionTime": now})
+            await self.inner.stop(run)
+        return None
+
+
+@pytest.mark.parametrize("reason", ["CertificationRefused", "WorkflowRefused"])
+async def test_a_job_stopped_for_a_refused_parent_is_no_evidence_in_a_diagnosis(reason: str) -> None:
+    """A Job failed CertificationRefused or WorkflowRefused ran no test to its end and blames nobody, but neither
+    reason was one that tests nothing (UNBLAMED_REASONS): a Workflow that read such a Job weighed it as a failed test,
+    its members suspects of the diagnosis. It stops the diagnosis now, as any group that tested nothing, its members
+    untested on the map."""
+    from nvcre_tui.engine.views.nodes import node_states
+    from nvcre_tui.engine.views.snapshot import Snapshot
+
+    session = await SimSession.open(default_scenario(), None, history=None)
+    assert session.engine is not None
+    runner = StoppedForARefusedParent(session.runner, reason)
+    engine = Engine(session.engine.store, session.clock, default_catalog(), runner, cache=session.cache)
+    nodes = [f"gpu-node-{i:02d}" for i in range(1, 17)]
+    options = "{testScale: diagnose, thresholds: {busBandwidthGBps: 'value >= 300'}}"
+    cert = certification_from_text("c", CERT.replace("NODES", ", ".join(nodes)).replace("OPTIONS", options), default_catalog()).to_wire()
+    cert.pop("status", None)
+    try:
+        await session.store.create(CERTIFICATION, cert)
+        await engine.run_until_settled(max_seconds=6 * 3600)
+        assert runner.stopped, "the diagnosis never planned a wave after screening"
+        [wf] = (await session.store.list(WORKFLOW, "default")).items
+        failed = cond.find(wf["status"]["conditions"], "Failed") or {}
+        assert failed.get("reason") == "DiagnosisStopped", failed
+        assert f"was not tested ({reason}: stopped: its Certification default/c was refused" in failed["message"], failed["message"]
+        assert not wf["status"].get("failedNodes")
+        from nvcre_tui.engine.api.bodies import group_nodes
+
+        members = group_nodes(await session.store.get(JOB, runner.stopped, "default"))
+        states = node_states(await Snapshot.read(session.store, "default"))
+        assert members and all(states[node][0] not in ("suspect", "failed") for node in members), {n: states[n] for n in members}
+    finally:
+        await session.close()

@@ -250,3 +250,11 @@ async def test_a_workflow_refused_mid_run_stops_its_jobs_and_runs(cluster) -> No
         assert f"; stopped its Job {job['metadata']['name']} (their pods deleted, no node blamed); delete it" in refusal["message"]
         done = await admin.get(CERTIFICATION, NAME, NAMESPACE)
         assert done["status"]["summary"]["failedNodes"] == 0
+        # Its nodes as the map and the history read them: untested (the Job's result not taken), not running for ever
+        # (the refused Workflow still records the group Running, its Job stopped)
+        from nvcre_tui.engine.views.nodes import node_states
+        from nvcre_tui.engine.views.snapshot import Snapshot
+
+        states = node_states(await Snapshot.read(admin, NAMESPACE))
+        assert states and {state for state, _ in states.values()} == {"untested"}, states
+        assert all(detail.endswith(f"stopped unfinished, its result not taken: {WORKFLOW_REFUSED}") for _, detail in states.values()), states

@@ -229,6 +229,13 @@ CERTIFICATION_REFUSED: Final = "CertificationRefused"
 # A Job's reason when its Workflow was refused so (status or spec written by another hand) while it ran: stopped the
 # same way, no node blamed by it.
 WORKFLOW_REFUSED: Final = "WorkflowRefused"
+# Those two: a Job stopped so ran no test to its end and its result is not taken; its nodes are untested (NOT_RUN), never
+# blamed, and a diagnosis reading it stops on it as on any group that tested nothing (judging/untested.py).
+STOPPED_FOR_REFUSAL = frozenset({CERTIFICATION_REFUSED, WORKFLOW_REFUSED})
+# A Workflow's Failed reasons when the engine stopped its running Jobs with it: refused itself (FOREIGN_STATUS), or its
+# Certification was (CERTIFICATION_REFUSED). A group it still records Running ran no test to its end: its nodes are
+# untested (report/nodestates.py), never running for ever.
+STOPS_ITS_JOBS = frozenset({FOREIGN_STATUS, CERTIFICATION_REFUSED})
 # A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
 # made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
 GROUP_NODES_EDITED: Final = "GroupNodesEdited"
@@ -266,9 +273,9 @@ SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not 
 WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
 # A Job's InProgress reason until its run's pods run; its message says why they do not yet (controllers/job.py).
 WORKLOAD_PENDING: Final = "WorkloadPending"
-# A failed group's reasons when no workload ran on it at all: its nodes were not tested (the report counts none of
-# them validated).
-NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})
+# A failed group's reasons when no workload ran on it at all, or none whose result is taken (STOPPED_FOR_REFUSAL): its
+# nodes were not tested (the report counts none of them validated).
+NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL})
 # A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
 # them to finish), or for what an earlier Certification of the same name left to be collected.
 WAITING_FOR_NODES: Final = "WaitingForNodes"

@@ -1,5 +1,6 @@
 """Which failed groups tested no node: their Job went before it finished, or failed blaming nobody for a reason that
-is not the nodes' (a cluster service down, nothing measured, a workload that never started). Diagnose takes such a
+is not the nodes' (a cluster service down, nothing measured, a workload that never started, its Certification or
+Workflow refused while it ran: STOPPED_FOR_REFUSAL). Diagnose takes such a
 group as no test at all and stops on it; the map marks its members untested, never suspect."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RAN, WORKLOAD_NOT_STARTED
+from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RAN, STOPPED_FOR_REFUSAL, WORKLOAD_NOT_STARTED
 from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
 
@@ -21,7 +22,7 @@ JOB_DISOWNED = "JobDisowned"
 WORKFLOW_DISOWNED = "WorkflowDisowned"
 #: The Job reasons of a failure that blames no node.
 UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN, GROUP_NODES_EDITED,
-                              *UNMEASURED_REASONS})
+                              *UNMEASURED_REASONS, *STOPPED_FOR_REFUSAL})
 
 
 def tested_nothing(group: Mapping[str, Any]) -> bool:

@@ -3,6 +3,7 @@ read as kubectl reads them, over real HTTPS against the emulator; a device that 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import threading
@@ -72,6 +73,55 @@ async def test_a_token_written_to_a_named_pipe_reaches_the_server(tmp_path: Path
             await store.close()
         assert {request.user for request in server.requests} == {"piped"}
     finally:
+        await server.stop()
+
+
+async def test_a_token_pipe_is_read_again_as_a_token_file_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """client-go reads a tokenFile again each minute, a named pipe too (a helper writing the token each time it is
+    opened); nvcre read a pipe once, so the token it rotated there was never taken. It is read again in the background:
+    requests go out with the token in hand meanwhile (a pipe left by its one-shot writer, `<(...)`, waits 10 s)."""
+    import nvcre_tui.engine.kube.config as config
+
+    monkeypatch.setattr(config, "TOKEN_FILE_SECONDS", 0.0)  # a minute in use
+    server = ApiServer()
+    await server.start()
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo)
+    served = [server.add_token("t-first", "first").encode()]
+    stop = threading.Event()
+
+    def helper() -> None:  # writes the newest token each time the pipe is opened, until stopped
+        while True:
+            with fifo.open("wb") as pipe:
+                if stop.is_set():
+                    return
+                pipe.write(served[-1])
+            stop.wait(0.05)  # opened again at once, it wrote into the same read (the reader not yet at its end)
+
+    writer = threading.Thread(target=helper, daemon=True)
+    writer.start()
+    try:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        settings = yaml.safe_load(kubeconfig.read_text())
+        settings["users"][0]["user"] = {"tokenFile": str(fifo)}
+        kubeconfig.write_text(yaml.safe_dump(settings))
+        store = KubeStore(await load_target(str(kubeconfig), environ=NO_ENV), SystemClock(), user_agent="nvcre-test")
+        try:
+            await store.served_groups()
+            served.append(server.add_token("t-second", "second").encode())  # rotated by the helper
+            for _ in range(100):  # the pipe read again in the background, taken by a request after
+                await store.served_groups()
+                if server.requests[-1].user == "second":
+                    break
+                await asyncio.sleep(0.01)
+            assert [request.user for request in server.requests][:1] == ["first"] and server.requests[-1].user == "second"
+        finally:
+            await store.close()
+    finally:
+        stop.set()
+        unblock = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the helper waiting for a reader opens, and stops
+        writer.join(5)
+        os.close(unblock)
         await server.stop()
 
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import ssl
+import stat
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
-from .credential_fields import check_credential_fields, token_file_reader
+from .credential_fields import check_credential_fields, pipe_token_reader, token_file_reader
 from .exec_cluster import checked_exec, with_cluster_info
 from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
@@ -340,8 +341,10 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
             _refresh_exec_token(configuration, refresh)
         else:  # a client certificate, presented at the handshake: the transport runs this before each request
             refresh_certificate = refresh
-    elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):  # not a pipe: read once
-        _reread_token_file(configuration, filled["token"][1])
+    elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):
+        _reread_token_file(configuration, token_file_reader(filled["token"][1], TOKEN_FILE_SECONDS))
+    elif "token" in filled and filled["token"][0] == "tokenFile" and _is_pipe(filled["token"][1]):  # a device: read once
+        _reread_token_file(configuration, pipe_token_reader(filled["token"][1], TOKEN_FILE_SECONDS))
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
@@ -395,16 +398,23 @@ def _check_tls(configuration: Configuration, where: str, written: Mapping[str, s
         raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 
-def _reread_token_file(configuration: Configuration, path: str) -> None:
-    """Read the user's tokenFile again each TOKEN_FILE_SECONDS, as kubectl does (a token rotated there: Vault agent, a
-    projected ServiceAccount token); it was read once, and an engine running for hours met 401s once it rotated."""
-    fresh = token_file_reader(path, TOKEN_FILE_SECONDS)
+def _reread_token_file(configuration: Configuration, fresh: Callable[[], str | None]) -> None:
+    """Read the user's tokenFile again each TOKEN_FILE_SECONDS through `fresh` (credential_fields' readers), as kubectl
+    does (a token rotated there: Vault agent, a projected ServiceAccount token, a helper writing a named pipe); it was
+    read once, and an engine running for hours met 401s once it rotated."""
 
     async def refresh(config: Configuration, *_: object) -> None:
         if (token := fresh()) is not None:
             config.api_key["BearerToken"] = f"Bearer {token}"
 
     configuration.refresh_api_key_hook = refresh
+
+
+def _is_pipe(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _unattended() -> str | None:

@@ -9,6 +9,7 @@ library would read it whole (/dev/zero filled memory) and a second time (the hel
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import os
@@ -112,6 +113,68 @@ def token_file_reader(path: str, every: float) -> Callable[[], str | None]:
             return None
 
     return fresh
+
+
+def pipe_token_reader(path: str, every: float) -> Callable[[], str | None]:
+    """token_file_reader's for a tokenFile that is a named pipe, which client-go reads again each minute too (a helper
+    writing the token each time the pipe is opened). Read in the background on the running event loop, never waited
+    for: a call gives the token a read finished since the last call gave (else None), and starts the next read when
+    `every` seconds passed since the last one started. A pipe its one-shot writer (`<(...)`) left gives nothing within
+    PIPE_SECONDS: that read ends, the token in hand stays; client-go's read waited for a writer for ever."""
+    last = time.monotonic()
+    reading: asyncio.Task[bytes | None] | None = None
+
+    def fresh() -> str | None:
+        nonlocal last, reading
+        token = None
+        if reading is not None and reading.done():
+            contents = None if reading.cancelled() else reading.result()
+            reading = None
+            try:
+                token = _token(contents, path) if contents is not None else None
+            except InputError:  # empty, several lines: the token in hand stays
+                token = None
+        if reading is None and time.monotonic() - last >= every:
+            last = time.monotonic()
+            reading = asyncio.get_running_loop().create_task(_read_pipe(Path(path)))
+        return token
+
+    return fresh
+
+
+async def _read_pipe(path: Path) -> bytes | None:
+    """A named pipe's contents, as _read_special reads them (its writer waited for up to PIPE_SECONDS, at most
+    MAX_CREDENTIAL_FILE_BYTES), without holding the event loop meanwhile; None when it gave none."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[bytes | None] = loop.create_future()
+    chunks: list[bytes] = []
+
+    def readable() -> None:  # Linux reports a pipe readable once a writer wrote to it or closed it, as poll does
+        if ended.done():
+            return
+        try:
+            chunk = os.read(fd, MAX_CREDENTIAL_FILE_BYTES + 1)
+        except BlockingIOError:
+            return
+        except OSError:
+            ended.set_result(None)
+            return
+        chunks.append(chunk)
+        if not chunk or sum(map(len, chunks)) > MAX_CREDENTIAL_FILE_BYTES:
+            ended.set_result(b"".join(chunks) if not chunk else None)
+
+    loop.add_reader(fd, readable)
+    try:
+        return await asyncio.wait_for(ended, PIPE_SECONDS)
+    except TimeoutError:
+        return None
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 def unsendable(token: str) -> bool:

@@ -273,3 +273,32 @@ async def test_requests_sent_together_past_a_tokens_expiry_run_the_plugin_once(t
         assert (tmp_path / "runs").read_text().count("run") == 2
     finally:
         await store.close()
+
+
+async def test_a_token_answered_without_expiry_after_one_with_is_not_renewed_at_each_request(
+        tmp_path: Path, apiserver: ApiServer, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The library kept the first answer's expirationTimestamp when a later answer gave none: past, the plugin ran at
+    every request. As client-go, an answer without one drops it (the plugin then runs again on a 401 only)."""
+    import datetime
+
+    from nvcre_tui.engine.clock import ManualClock
+    from nvcre_tui.engine.store import CONFIGMAP
+    from nvcre_tui.engine.store.kube import KubeStore, client
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    for n in range(1, 6):
+        apiserver.add_token(f"t-{n}", "alice", ["system:masters"])
+    script = (f'echo run >> "{tmp_path}/runs"; n=$(wc -l < "{tmp_path}/runs"); '
+              'if [ "$n" = 1 ]; then expiry=\',"expirationTimestamp":"2026-01-01T01:00:00Z"\'; else expiry=; fi; '
+              'printf \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential",'
+              '"status":{"token":"t-%s"%s}}\' "$n" "$expiry"')
+    target = await load_target(on_the_emulator(tmp_path / "config", apiserver, script), environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        now += datetime.timedelta(hours=2)  # past t-1's expiry: t-2 is taken, which gives none
+        for _ in range(3):
+            await store.list(CONFIGMAP, "default")
+        assert (tmp_path / "runs").read_text().count("run") == 2
+    finally:
+        await store.close()

@@ -190,3 +190,27 @@ async def test_a_certificate_renewed_while_the_console_holds_the_terminal_is_not
     finally:
         release()
         await store.close()
+
+
+async def test_a_renewed_certificate_that_does_not_load_is_one_line_nothing_sent(server: ApiServer, tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A certificate is loaded by the client as it makes a connection pool: one the plugin garbled at a renewal was an
+    ssl.SSLError there (an internal error, exit 70). It is loaded when the plugin answers: one line naming the plugin."""
+    from nvcre_tui.engine.store.errors import NoCredentials
+    from nvcre_tui.engine.store.kube import client
+
+    now = ISSUED
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, ISSUED + datetime.timedelta(hours=1))])
+    garbled = "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
+    (tmp_path / "credential-2.json").write_text(json.dumps({"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+                                                            "status": {"clientCertificateData": garbled, "clientKeyData": garbled}}))
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        await store.list(CONFIGMAP, "default")
+        now = ISSUED + datetime.timedelta(hours=2)
+        with pytest.raises(NoCredentials, match=r": exec: the plugin's client certificate and key do not load \(.*\)$"):
+            await store.list(CONFIGMAP, "default")
+        assert len(server.requests) == 1
+    finally:
+        await store.close()

@@ -81,3 +81,26 @@ async def test_a_token_file_rotated_under_a_long_session_is_read_again(server: A
     finally:
         await store.close()
     assert seen == [{"first"}, {"second"}, {"second"}]
+
+
+async def test_a_token_file_whose_token_is_refused_is_read_again_at_once(server: ApiServer, tmp_path: Path) -> None:
+    """client-go reads a tokenFile again at the next request after a 401; nvcre waited for its minute, every request
+    refused meanwhile (an engine refused its Lease stops). Now the refused request reads it again, and is sent once more
+    with the token rotated there."""
+    from nvcre_tui.engine.clock import SystemClock
+    from nvcre_tui.engine.kube import load_target
+    from nvcre_tui.engine.store.kube import KubeStore
+
+    token = tmp_path / "token"
+    token.write_text(server.add_token("t-first", "first") + "\n")
+    kubeconfig = _with_user(server, tmp_path / "kubeconfig", {"tokenFile": str(token)})
+    store = KubeStore(await load_target(str(kubeconfig), environ={"HOME": str(tmp_path)}), SystemClock(), user_agent="nvcre-test")
+    try:
+        await store.served_groups()
+        token.write_text(server.add_token("t-second", "second") + "\n")  # rotated, the old one revoked at once
+        del server.tokens["t-first"]
+        server.clear_requests()
+        await store.served_groups()
+    finally:
+        await store.close()
+    assert [(request.status, request.user) for request in server.requests][:2] == [(401, ""), (200, "second")]

@@ -27,7 +27,7 @@ from ..errors import InputError
 from ..inputs import read_bytes
 from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
-from .credential_fields import check_credential_fields, pipe_token_reader, token_file_reader
+from .credential_fields import TokenReader, check_credential_fields, pipe_token_reader, token_file_reader
 from .exec_cluster import checked_exec, with_cluster_info
 from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
@@ -62,7 +62,7 @@ class KubeTarget:
     # An exec plugin's credential refused (401): given the Authorization sent and the client certificate file the
     # connection presented, runs the plugin again (whatever its expirationTimestamp said) unless another request already
     # did; whether a credential other than the refused one is now in hand (client-go's refresh on a 401, once per failing
-    # credential). None for other users.
+    # credential). A tokenFile's reads the file again. None for other users.
     renew_credentials: Callable[[str, str | None], Awaitable[bool]] | None = field(default=None, compare=False, repr=False)
     # An exec plugin's client certificate: runs the plugin again once its expirationTimestamp is past, before a request
     # goes out (a certificate is presented at the TLS handshake, not in a header the client's per-request token hook
@@ -342,9 +342,9 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         else:  # a client certificate, presented at the handshake: the transport runs this before each request
             refresh_certificate = refresh
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):
-        _reread_token_file(configuration, token_file_reader(filled["token"][1], TOKEN_FILE_SECONDS))
+        renew = _reread_token_file(configuration, token_file_reader(filled["token"][1], TOKEN_FILE_SECONDS))
     elif "token" in filled and filled["token"][0] == "tokenFile" and _is_pipe(filled["token"][1]):  # a device: read once
-        _reread_token_file(configuration, pipe_token_reader(filled["token"][1], TOKEN_FILE_SECONDS))
+        renew = _reread_token_file(configuration, pipe_token_reader(filled["token"][1], TOKEN_FILE_SECONDS))
     chosen_namespace = namespace or body.get("namespace") or DEFAULT_NAMESPACE
     bare = None if any((user_entry or {}).get(field) for field in CREDENTIAL_FIELDS) else (
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
@@ -398,16 +398,24 @@ def _check_tls(configuration: Configuration, where: str, written: Mapping[str, s
         raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
 
 
-def _reread_token_file(configuration: Configuration, fresh: Callable[[], str | None]) -> None:
+def _reread_token_file(configuration: Configuration, fresh: TokenReader) -> Callable[[str, str | None], Awaitable[bool]]:
     """Read the user's tokenFile again each TOKEN_FILE_SECONDS through `fresh` (credential_fields' readers), as kubectl
     does (a token rotated there: Vault agent, a projected ServiceAccount token, a helper writing a named pipe); it was
-    read once, and an engine running for hours met 401s once it rotated."""
+    read once, and an engine running for hours met 401s once it rotated. Returned: KubeTarget.renew_credentials, which
+    reads it again at once when its token is refused, as client-go does after a 401 (nvcre waited for its minute, each
+    request refused meanwhile); a pipe's read is under way then, for a later request."""
 
     async def refresh(config: Configuration, *_: object) -> None:
         if (token := fresh()) is not None:
             config.api_key["BearerToken"] = f"Bearer {token}"
 
+    async def renew(refused: str, _certificate: str | None) -> bool:
+        if configuration.api_key.get("BearerToken") == refused and (token := fresh(at_once=True)) is not None:
+            configuration.api_key["BearerToken"] = f"Bearer {token}"
+        return configuration.api_key.get("BearerToken") != refused
+
     configuration.refresh_api_key_hook = refresh
+    return renew
 
 
 def _is_pipe(path: str) -> bool:

@@ -16,9 +16,8 @@ import os
 import select
 import stat
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InputError
 from ..inputs.limits import MAX_CREDENTIAL_FILE_BYTES, MIB
@@ -90,16 +89,22 @@ def _token(contents: bytes, field: str) -> str:
     return token
 
 
-def token_file_reader(path: str, every: float) -> Callable[[], str | None]:
+class TokenReader(Protocol):
+    def __call__(self, at_once: bool = False) -> str | None:
+        """A token read since the token in hand, or None; `at_once`: read now, whenever it was last read (its token
+        refused, as client-go reads it again after a 401)."""
+
+
+def token_file_reader(path: str, every: float) -> TokenReader:
     """A call giving the token in regular file `path` when at least `every` seconds have passed since it was last read,
     else None (and None when it cannot be read now, or holds no token: the token in hand stays, as client-go keeps its
     cached one). kubectl reads a tokenFile again each minute: a token a sidecar or an agent rotates there (Vault agent,
     a projected ServiceAccount token) lasts as long as the engine runs."""
     last = time.monotonic()
 
-    def fresh() -> str | None:
+    def fresh(at_once: bool = False) -> str | None:
         nonlocal last
-        if time.monotonic() - last < every:
+        if time.monotonic() - last < every and not at_once:
             return None
         last = time.monotonic()
         problem, contents = _file_problem(Path(path))
@@ -115,16 +120,16 @@ def token_file_reader(path: str, every: float) -> Callable[[], str | None]:
     return fresh
 
 
-def pipe_token_reader(path: str, every: float) -> Callable[[], str | None]:
+def pipe_token_reader(path: str, every: float) -> TokenReader:
     """token_file_reader's for a tokenFile that is a named pipe, which client-go reads again each minute too (a helper
     writing the token each time the pipe is opened). Read in the background on the running event loop, never waited
     for: a call gives the token a read finished since the last call gave (else None), and starts the next read when
-    `every` seconds passed since the last one started. A pipe its one-shot writer (`<(...)`) left gives nothing within
+    `every` seconds passed since the last one started (at once: when none is under way). A pipe its one-shot writer (`<(...)`) left gives nothing within
     PIPE_SECONDS: that read ends, the token in hand stays; client-go's read waited for a writer for ever."""
     last = time.monotonic()
     reading: asyncio.Task[bytes | None] | None = None
 
-    def fresh() -> str | None:
+    def fresh(at_once: bool = False) -> str | None:
         nonlocal last, reading
         token = None
         if reading is not None and reading.done():
@@ -134,7 +139,7 @@ def pipe_token_reader(path: str, every: float) -> Callable[[], str | None]:
                 token = _token(contents, path) if contents is not None else None
             except InputError:  # empty, several lines: the token in hand stays
                 token = None
-        if reading is None and time.monotonic() - last >= every:
+        if reading is None and (at_once or time.monotonic() - last >= every):
             last = time.monotonic()
             reading = asyncio.get_running_loop().create_task(_read_pipe(Path(path)))
         return token

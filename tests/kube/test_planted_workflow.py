@@ -1,17 +1,23 @@
 """A Workflow created before the engine under the name it gives a category's Workflow, owned by the Certification's uid
 (copied by hand), was adopted as the engine's own with whatever spec it held: looser thresholds passed a node that
 misses the certification's. Now a Workflow whose spec managedFields say someone other than nvcre wrote is refused as one
-whose status a hand wrote: failed StatusWrittenByAnother naming its fields and writer, run no further, and its category
-fails with that message."""
+whose status a hand wrote, under its own reason: failed SpecWrittenByAnother (it was StatusWrittenByAnother, which
+said a status was written) saying who edited its spec and which fields, run no further, and its category fails with
+that message."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+from pathlib import Path
 
-from nvcre_tui.engine.api.vocabulary import FOREIGN_STATUS, RESULT_FAILED
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.api.vocabulary import FOREIGN_SPEC, RESULT_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
-from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, JOB, WORKFLOW
 from tests.kube.cluster import case_certification, certification_over, simulated_on_cluster
 from tests.scenarios.harness import CASES
 
@@ -21,7 +27,7 @@ CASE = CASES / "slow-gpu-intra-node"  # gpu-node-03 measures about 241 GB/s agai
 NAMESPACE = "default"
 
 
-async def test_a_workflow_planted_under_the_engines_name_is_not_adopted(cluster) -> None:  # noqa: F811
+async def test_a_workflow_planted_under_the_engines_name_is_not_adopted(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     async with simulated_on_cluster(cluster, CASE, hand="kubectl-create") as (admin, hand, engine, _):
         # a Workflow the engine rendered, for its spec's shape
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
@@ -45,9 +51,17 @@ async def test_a_workflow_planted_under_the_engines_name_is_not_adopted(cluster)
         done = await admin.get(CERTIFICATION, "planted", NAMESPACE)
         assert done["status"]["summary"]["result"] == RESULT_FAILED
         [category] = done["status"]["categoryStatuses"]
-        assert (category["status"], category["reason"]) == ("Failed", FOREIGN_STATUS), category
-        assert category["message"] == (f"Workflow {NAMESPACE}/{name}: spec.jobTemplate, spec.orchestration, spec.validation written by "
-                                       "kubectl-create, not by nvcre: not a result nvcre measured; delete it and create it again"), category["message"]
+        assert (category["status"], category["reason"]) == ("Failed", FOREIGN_SPEC), category
+        said = (f"Workflow {NAMESPACE}/{name}: its spec was written by kubectl-create, not rendered by nvcre (spec.jobTemplate, "
+                "spec.orchestration, spec.validation): not a result nvcre measured; delete it and create it again")
+        assert category["message"] == said, category["message"]
         planted = await admin.get(WORKFLOW, name, NAMESPACE)
-        assert (cond.find(planted["status"]["conditions"], "Failed") or {}).get("reason") == FOREIGN_STATUS
+        assert (cond.find(planted["status"]["conditions"], "Failed") or {}).get("reason") == FOREIGN_SPEC
+        events = [e for e in (await admin.list(EVENT, NAMESPACE)).items if e["involvedObject"]["name"] == name and e.get("type") == "Warning"]
+        assert [(e["reason"], e["message"]) for e in events] == [(FOREIGN_SPEC, said)], events
+        # the report takes it for damaged, as a Workflow whose status a hand wrote, saying why
+        code = await asyncio.to_thread(main, ["certification", "report", "planted", "--kubeconfig", cluster[1], "--history", str(tmp_path / "h.db")])
+        out, err = capsys.readouterr()
+        assert code == 1 and f"Workflow {name} is damaged and left out of the report: its spec was written by kubectl-create" in out + err
         assert not [job for job in (await admin.list(JOB, NAMESPACE)).items if job["metadata"]["name"].startswith("planted")]
+

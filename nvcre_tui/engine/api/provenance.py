@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from nvcre_tui.engine.api.resources import RESOURCES_BY_KIND
+from nvcre_tui.engine.api.vocabulary import FOREIGN_SPEC, FOREIGN_STATUS
 from nvcre_tui.engine.clock import parse_time
 
 NVCRE_MANAGER = "nvcre"
@@ -52,11 +53,12 @@ def _named(fields: list[str]) -> str:
 def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
     """What of an nvcre object's status someone other than nvcre wrote, as one phrase (`status.conditions, status.summary
     written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's. A Workflow's
-    spec too (foreign_spec): what it measures against thresholds nvcre did not render is no result nvcre measured."""
+    spec too, first (foreign_spec, refused under its own reason: refusal_reason): what it measures against thresholds
+    nvcre did not render is no result nvcre measured."""
     if kind not in RESOURCES_BY_KIND:
         return None
     if kind == WORKFLOW_KIND and (planted := foreign_spec(kind, obj)) is not None:
-        return f"{planted}: not a result nvcre measured"
+        return planted
     meta = obj.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -71,10 +73,12 @@ def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
 
 
 def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
-    """What of an nvcre object's spec someone other than nvcre wrote (`spec.jobTemplate, spec.orchestration written by
-    kubectl-create, not by nvcre`), or None. The engine creates its children under names it can tell in advance: one
-    created before it under that name, owned by the parent's uid (copied by hand), would otherwise be taken for its own
-    with whatever spec it holds (looser thresholds, other nodes)."""
+    """Who other than nvcre wrote an nvcre object's spec, and which fields (`its spec was written by kubectl-create, not
+    rendered by nvcre (spec.jobTemplate, spec.orchestration): not a result nvcre measured`), or None. The engine creates
+    its children under names it can tell in advance: one created before it under that name, owned by the parent's uid
+    (copied by hand), would otherwise be taken for its own with whatever spec it holds (looser thresholds, other nodes).
+    A Workflow's spec is immutable once created (its CRD's rule), so its writer is its creator, or an apply of the same
+    values."""
     if kind not in RESOURCES_BY_KIND:
         return None
     meta = obj.get("metadata")
@@ -83,8 +87,15 @@ def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
         if not isinstance(entry, Mapping) or entry.get("subresource") or _is_nvcre(manager := str(entry.get("manager") or "")):
             continue
         if fields := _fields_under(entry, "spec"):
-            return f"{_named(fields)} written by {manager or 'an unnamed field manager'}, not by nvcre"
+            return (f"its spec was written by {manager or 'an unnamed field manager'}, not rendered by nvcre ({_named(fields)}): "
+                    "not a result nvcre measured")
     return None
+
+
+def refusal_reason(kind: str, obj: Mapping[str, Any]) -> str:
+    """The reason the engine refuses an object foreign_status finds written by another hand with: SpecWrittenByAnother
+    where its spec was (foreign_spec, a Workflow's), else StatusWrittenByAnother."""
+    return FOREIGN_SPEC if kind == WORKFLOW_KIND and foreign_spec(kind, obj) is not None else FOREIGN_STATUS
 
 
 def written_by_nvcre_alone(obj: Mapping[str, Any], field: str) -> bool:

@@ -222,6 +222,13 @@ NAMESPACE_TERMINATING: Final = "NamespaceTerminating"
 # API server's managedFields name the writer; api/provenance.py): nothing in it was measured by nvcre, so no node was
 # tested by it either.
 FOREIGN_STATUS: Final = "StatusWrittenByAnother"
+# A Workflow whose spec someone other than nvcre wrote (one created in advance under the name the engine gives a
+# category's Workflow, or edited since): it would run what its Certification does not ask (looser thresholds, other
+# nodes), so it is refused as a foreign status is, under its own reason.
+FOREIGN_SPEC: Final = "SpecWrittenByAnother"
+# The reasons of an object the engine refused for another hand's writing (controllers/foreign.py): every reader takes
+# either for refused (the report, the list, the console, the history's `FAILED (refused)`).
+REFUSED: frozenset[str] = frozenset({FOREIGN_STATUS, FOREIGN_SPEC})
 # A Workflow's and a Job's reason when their Certification was refused for such a status while they ran: it can yield
 # no result any more, so they are stopped (their runs' pods deleted through the runner, freeing the GPUs); no node
 # blamed by it.
@@ -232,16 +239,16 @@ WORKFLOW_REFUSED: Final = "WorkflowRefused"
 # Those two: a Job stopped so ran no test to its end and its result is not taken; its nodes are untested (NOT_RUN), never
 # blamed, and a diagnosis reading it stops on it as on any group that tested nothing (judging/untested.py).
 STOPPED_FOR_REFUSAL = frozenset({CERTIFICATION_REFUSED, WORKFLOW_REFUSED})
-# A Workflow's Failed reasons when the engine stopped its running Jobs with it: refused itself (FOREIGN_STATUS), or its
+# A Workflow's Failed reasons when the engine stopped its running Jobs with it: refused itself (REFUSED), or its
 # Certification was (CERTIFICATION_REFUSED). A group it still records Running ran no test to its end: its nodes are
 # untested (report/nodestates.py), never running for ever.
-STOPS_ITS_JOBS = frozenset({FOREIGN_STATUS, CERTIFICATION_REFUSED})
+STOPS_ITS_JOBS = frozenset({*REFUSED, CERTIFICATION_REFUSED})
 # A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
 # made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
 GROUP_NODES_EDITED: Final = "GroupNodesEdited"
 # InvalidSpec: a run whose spec the runner could not turn into a workload (a field, no nodes) made no pod either.
 NEVER_RAN = frozenset({WORKLOAD_NOT_CREATED, RECONCILE_ERROR, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING, INVALID_SPEC,
-                       FOREIGN_STATUS})
+                       *REFUSED})
 # The Job's reason when a running training stopped logging progress (engine/judging/stall.py): every group node is
 # blamed WorkloadFailed, as for any failure of the whole group's run.
 WORKLOAD_STALLED: Final = "WorkloadStalled"

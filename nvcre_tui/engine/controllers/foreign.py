@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import certification_status, run_status
-from nvcre_tui.engine.api.provenance import foreign_status, written_by_nvcre_alone
-from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, FOREIGN_STATUS, RESULT_FAILED, SUCCEEDED, WORKFLOW_REFUSED
+from nvcre_tui.engine.api.provenance import foreign_status, refusal_reason, written_by_nvcre_alone
+from nvcre_tui.engine.api.vocabulary import CERTIFICATION_REFUSED, FAILED, REFUSED, RESULT_FAILED, SUCCEEDED, WORKFLOW_REFUSED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.runners.base import EndedRelease, Runner
 from nvcre_tui.engine.store.errors import describe
@@ -58,11 +58,13 @@ def _status(obj: Obj) -> Obj:
 
 
 def _refused_status(kind: str, obj: Obj, message: str, now: str) -> Obj:
-    """The status that fails `obj` for its foreign status (merged into what it holds)."""
+    """The status that fails `obj` for its foreign status or spec (merged into what it holds), with refusal_reason's
+    reason."""
+    reason = refusal_reason(kind, obj)
     if kind == WORKLOADRUN.kind:
-        return {"phase": FAILED, "reason": FOREIGN_STATUS, "message": message}
+        return {"phase": FAILED, "reason": reason, "message": message}
     status = _status(obj)
-    refused: Obj = {"conditions": cond.with_phase(status.get("conditions"), FAILED, FOREIGN_STATUS, message, now)}
+    refused: Obj = {"conditions": cond.with_phase(status.get("conditions"), FAILED, reason, message, now)}
     if kind == CERTIFICATION.kind:  # kubectl's Result column, `certification list`, the metrics: FAILED, never the hand's word
         summary = certification_status(obj).get("summary")
         refused["summary"] = {**(summary if isinstance(summary, dict) else {}), "result": RESULT_FAILED}
@@ -70,12 +72,12 @@ def _refused_status(kind: str, obj: Obj, message: str, now: str) -> Obj:
 
 
 def _refused_already(kind: str, obj: Obj) -> bool:
-    """Whether the engine failed `obj` for a foreign status already (its writer's other fields may stay theirs)."""
+    """Whether the engine failed `obj` for a foreign status or spec already (its writer's other fields may stay theirs)."""
     if kind == WORKLOADRUN.kind:
         state = run_status(obj)
-        return state.get("phase") == FAILED and state.get("reason") == FOREIGN_STATUS
+        return state.get("phase") == FAILED and state.get("reason") in REFUSED
     failed = cond.find(_status(obj).get("conditions"), FAILED)
-    if not (failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS):
+    if not (failed is not None and failed.get("status") == "True" and failed.get("reason") in REFUSED):
         return False
     if kind == CERTIFICATION.kind:
         summary = certification_status(obj).get("summary")
@@ -94,7 +96,7 @@ async def refuse_foreign_status(ctx: Context, kind: ResourceKind, obj: Obj, worl
     stopped = await _stop_children(ctx, kind, obj, world) if kind in (CERTIFICATION, WORKFLOW) and world is not None else []
     if not _refused_already(kind.kind, obj):
         message = refusal_message(kind.kind, obj, foreign, stopped)
-        await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", FOREIGN_STATUS, message)])
+        await ctx.transition(kind, obj, _refused_status(kind.kind, obj, message, ctx.now()), [("Warning", refusal_reason(kind.kind, obj), message)])
         if kind is WORKLOADRUN:  # its workload goes on otherwise: a finished-looking run is never stopped, its GPUs held
             await ctx.runner.stop(obj)
     elif kind is WORKLOADRUN and isinstance(ctx.runner, EndedRelease):
@@ -111,7 +113,7 @@ async def _stop_children(ctx: Context, kind: ResourceKind, owner: Obj, world: Ch
     the GPUs freed). The names of its children stopped so, by this look or an earlier one."""
     meta = owner.get("metadata") or {}
     message = (f"stopped: its {describe(kind.kind, str(meta.get('name') or '?'), meta.get('namespace'))} was refused "
-               f"({FOREIGN_STATUS}) and can yield no result; its pods deleted, no node blamed")
+               f"({refusal_reason(kind.kind, owner)}) and can yield no result; its pods deleted, no node blamed")
     if kind is WORKFLOW:
         return await _stop_jobs(ctx, owner, world, WORKFLOW_REFUSED, message)
     stopped = []

@@ -21,7 +21,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import certification_status, group_nodes, job_status, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_name
 from nvcre_tui.engine.api.provenance import foreign_status
-from nvcre_tui.engine.api.vocabulary import FAILED, FOREIGN_STATUS, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, RESULT_FAILED, THRESHOLD_OUT_OF_REACH
+from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_ITERATION, LABEL_VARIANT, REFUSED, RESULT_FAILED, THRESHOLD_OUT_OF_REACH
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_nodes, current_groups, jobs_run
 from nvcre_tui.engine.history.baseline import Baseline, baseline_of
@@ -190,8 +190,8 @@ def refusal_of(cert: Obj) -> str | None:
     refusal (its Failed condition, which stands once the engine's own writes took the hand's fields over), else what
     of it the hand wrote; None: not refused."""
     failed = cond.find(certification_status(cert).get("conditions"), FAILED)
-    if failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS:
-        return str(failed.get("message") or FOREIGN_STATUS)
+    if failed is not None and failed.get("status") == "True" and failed.get("reason") in REFUSED:
+        return str(failed.get("message") or failed["reason"])
     return foreign_status(str(cert.get("kind") or "Certification"), cert)
 
 
@@ -200,7 +200,7 @@ def refused_record(cert: Obj, refusal: str, jobs: Sequence[Obj]) -> CertRecord:
     in its report with why, and no node result: its status is not (all) nvcre's, so no node passed or was blamed by it.
     Completed when the engine refused it (its condition's time; unknown before), never at a time the hand wrote."""
     failed = cond.find(certification_status(cert).get("conditions"), FAILED)
-    refused = failed if failed is not None and failed.get("status") == "True" and failed.get("reason") == FOREIGN_STATUS else None
+    refused = failed if failed is not None and failed.get("status") == "True" and failed.get("reason") in REFUSED else None
     read = {**cert, "status": {"conditions": [refused] if refused else [], "summary": {"result": RESULT_FAILED}}}
     record = build_record(read, [], {}, [])
     # how it was run, from its Jobs too (a run the simulated fleet played stays marked so: its measurements made up)

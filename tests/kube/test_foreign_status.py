@@ -226,7 +226,7 @@ async def test_a_hand_edit_of_a_job_nvcre_failed_keeps_its_blame(cluster, tmp_pa
         assert (code, report["failedNodes"], report["inconclusiveNodes"]) == (1, ["gpu-node-03"], [])
 
 
-async def test_a_workflow_refused_mid_run_stops_its_jobs_and_runs(cluster) -> None:  # noqa: F811
+async def test_a_workflow_refused_mid_run_stops_its_jobs_and_runs(cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
     """A Workflow whose status a hand wrote while it ran was refused and ran no further groups, but its Jobs' runs went
     on holding GPUs until they ended. Now they are stopped through the runner, each Job failed WorkflowRefused (no node
     blamed), and the Workflow's refusal names them."""
@@ -258,3 +258,8 @@ async def test_a_workflow_refused_mid_run_stops_its_jobs_and_runs(cluster) -> No
         states = node_states(await Snapshot.read(admin, NAMESPACE))
         assert states and {state for state, _ in states.values()} == {"untested"}, states
         assert all(detail.endswith(f"stopped unfinished, its result not taken: {WORKFLOW_REFUSED}") for _, detail in states.values()), states
+        # the report: its iteration failed, not Running, and the group failed as its Job, no node blamed
+        await asyncio.to_thread(main, ["certification", "report", NAME, "-o", "json", "--kubeconfig", cluster[1], "--history", str(tmp_path / "h.db")])
+        [category] = json.loads(capsys.readouterr().out)["categories"]
+        assert [i["status"] for i in category["iterations"]] == ["Failed"], category["iterations"]
+        assert [(g["reason"], g["failedNodes"]) for g in category["failedGroups"]] == [(WORKFLOW_REFUSED, [])], category["failedGroups"]

@@ -239,10 +239,11 @@ WORKFLOW_REFUSED: Final = "WorkflowRefused"
 # Those two: a Job stopped so ran no test to its end and its result is not taken; its nodes are untested (NOT_RUN), never
 # blamed, and a diagnosis reading it stops on it as on any group that tested nothing (judging/untested.py).
 STOPPED_FOR_REFUSAL = frozenset({CERTIFICATION_REFUSED, WORKFLOW_REFUSED})
-# A Workflow's Failed reasons when the engine stopped its running Jobs with it: refused itself (REFUSED), or its
-# Certification was (CERTIFICATION_REFUSED). A group it still records Running ran no test to its end: its nodes are
-# untested (report/nodestates.py), never running for ever.
-STOPS_ITS_JOBS = frozenset({*REFUSED, CERTIFICATION_REFUSED})
+# A Workflow's Failed reasons when the engine stopped its running Jobs with it (refused itself, or its Certification
+# was) -> the reason each of those Jobs failed with. It records no group's end then: a group it still holds Running ran
+# no test to its end, and is read as failed so (report/readmodel.py), its nodes untested, never running for ever.
+JOBS_STOPPED_AS: Mapping[str, str] = MappingProxyType({FOREIGN_STATUS: WORKFLOW_REFUSED, FOREIGN_SPEC: WORKFLOW_REFUSED,
+                                                        CERTIFICATION_REFUSED: CERTIFICATION_REFUSED})
 # A Job's reason when its group-nodes annotation (metadata, which anyone may edit) no longer names the nodes its run was
 # made on: whom its result would blame is not who ran, so it is not taken and no node is blamed.
 GROUP_NODES_EDITED: Final = "GroupNodesEdited"

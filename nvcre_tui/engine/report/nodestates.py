@@ -22,7 +22,7 @@ from typing import Any
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import is_cordoned, node_name
 from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, LABEL_GROUP, LABEL_WORKFLOW, NOT_RUN, STATE_PRECEDENCE, STOPPED_FOR_REFUSAL,
-                                             STOPS_ITS_JOBS, SUCCEEDED, TESTED_NOW, UNDER_SUSPICION, VALIDATION_FAILED)
+                                             SUCCEEDED, TESTED_NOW, UNDER_SUSPICION, VALIDATION_FAILED)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import blamed_members, recorded_blame, timed_out_everywhere, timeout_acquitted
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX, stored_partners, stored_records
@@ -74,16 +74,10 @@ def workflow_marks(category: CategoryView) -> tuple[Marks, Marks]:
     # A running test's reference partners are proven healthy and the test is not about them: drawn passed, so the
     # map's running nodes are the ones each round tests (a review took partners for suspects).
     partners = _partners(wf, diagnose) if diagnose is not None and states is DIAGNOSE_MEMBER_STATES else {}
-    # Refused (or its Certification was) while it ran: the engine stopped its running Jobs (each failed
-    # STOPPED_FOR_REFUSAL, no node blamed) and recorded no group's end; a group left Running tested nothing. Its
-    # members read running for ever before, on the map and in the history, of a certification long over.
-    stopped = cond.is_terminal(wf) and (cond.find(conditions_of(wf), FAILED) or {}).get("reason") in STOPS_ITS_JOBS
     for current in category.groups:
         group: dict[str, Any] = {**recorded.get(current.get("name"), {}), **current}
         phase = str(group.get("phase") or "")
         state = unblamed_state(phase, group.get("reason"), states)
-        if stopped and state == "running":
-            state = "untested"
         # While the round is weighed: the members its Job blamed (even where the test never ran: a node that could
         # not take its pod), and every member of a test that ran and failed, except nodes proven healthy before. A
         # group that tested nothing (its Job deleted, a service down) is no evidence: the diagnosis stops on it.

@@ -19,7 +19,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from nvcre_tui.engine.api.bodies import GroupStatus, OrchestrationStatus, certification_status, group_nodes, orchestration_of, workflow_spec
-from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, WORKLOAD_PENDING
+from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, JOBS_STOPPED_AS, WORKLOAD_PENDING
 from nvcre_tui.engine.controllers.conditions import find, is_terminal, status_of
 from nvcre_tui.engine.controllers.iterations import WorkflowGroups, blamed_nodes, jobs_run, nodes_by_group
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
@@ -95,13 +95,34 @@ class CategoryView:
 
     @cached_property
     def groups(self) -> list[GroupStatus]:
-        """The current groups (status.orchestration.groups) with their nodes ([] before partitioning)."""
-        return [] if self._groups is None else self._groups.current()
+        """The current groups (status.orchestration.groups) with their nodes ([] before partitioning). Of a Workflow that
+        failed with its running Jobs stopped (refused, or its Certification was: JOBS_STOPPED_AS), a group it still holds
+        Running failed as its Job did: the engine records no group's end then, and every reader drew a certification
+        long over running on those nodes (the map, the history), its drill-down without the group, its report with its
+        iteration Running."""
+        if self._groups is None:
+            return []
+        current = self._groups.current()
+        stopped = self._jobs_stopped_as
+        if stopped is None:
+            return current
+        return [GroupStatus(**{**group, "phase": FAILED, "reason": stopped}) if group.get("phase") == "Running" else group
+                for group in current]
+
+    @cached_property
+    def _jobs_stopped_as(self) -> str | None:
+        """The reason the Workflow's running Jobs were stopped with it (JOBS_STOPPED_AS), or None."""
+        if self.workflow is None or not is_terminal(self.workflow):
+            return None
+        return JOBS_STOPPED_AS.get(str((find(status_of(self.workflow).get("conditions"), "Failed") or {}).get("reason")))
 
     @cached_property
     def iterations(self) -> list[Iteration]:
-        """Every finished iteration (iterationHistory), or the current one while none has finished."""
+        """Every finished iteration (iterationHistory), or the current one while none has finished; the one its Jobs
+        were stopped in (`groups`), never recorded, last."""
         history = self._finished
+        if history and self._stopped_unrecorded:
+            return [*history, self._record(len(history) + 1, self.groups)]
         if not history and self.groups:
             return [self._record(self.orchestration.get("currentIteration", 1), self.groups,
                                  current=self.workflow is not None and not is_terminal(self.workflow))]
@@ -134,10 +155,17 @@ class CategoryView:
 
     @cached_property
     def timeline(self) -> list[Iteration]:
-        """Every finished iteration and, while the Workflow runs, the current one last (`current` set)."""
+        """Every finished iteration and, while the Workflow runs, the current one last (`current` set); the one its
+        Jobs were stopped in (`groups`), never recorded, last too."""
         finished = self._finished
         running = self.workflow is not None and not is_terminal(self.workflow) and self.groups
-        return finished + ([self._record(len(finished) + 1, self.groups, current=True)] if running else [])
+        return finished + ([self._record(len(finished) + 1, self.groups, current=bool(running))] if running or self._stopped_unrecorded else [])
+
+    @cached_property
+    def _stopped_unrecorded(self) -> bool:
+        """Whether the Workflow's current groups are an iteration its Jobs were stopped in (`groups`), never recorded."""
+        return (self._jobs_stopped_as is not None and self._groups is not None
+                and any(group.get("phase") == "Running" for group in self._groups.current()))
 
     @cached_property
     def failed_nodes(self) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nvcre_tui.engine.api.fit import cannot_host, shortfalls, tolerates
+from nvcre_tui.engine.api.fit import cannot_host, held_by_others, shortfalls, tolerates
 
 Obj = dict[str, Any]
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -70,3 +70,23 @@ def test_the_scheduler_s_other_rules_a_cordon_tolerated_init_containers_and_unit
     small = {**ROOMY, "memory": "8000000000"}
     assert cannot_host(node(small), {"containers": [{"resources": {"requests": {"memory": "8Gi"}}}]}) == (
         "7.45Gi memory allocatable, 8Gi requested")
+
+
+def _pod(name: str, gpus: str, *, phase: str = "Running", memory: str | None = None) -> Obj:
+    asked = {"nvidia.com/gpu": gpus, **({"memory": memory} if memory else {})}
+    return {"metadata": {"name": name, "namespace": "team-a"}, "spec": {"containers": [{"resources": {"limits": asked}}]},
+            "status": {"phase": phase}}
+
+
+def test_a_node_whose_other_pods_hold_its_gpus_names_them_and_what_they_hold() -> None:
+    """kube-scheduler's NodeResourcesFit as a busy node's one line: allocatable less its other pods' requests; a
+    finished pod holds nothing, nor does a pod asking none of the resource."""
+    others = [_pod("trainer-1", "4"), _pod("trainer-0", "4"), _pod("done", "8", phase="Succeeded"), _pod("cpu-only", "0")]
+    assert held_by_others(node(ROOMY), {"nvidia.com/gpu": "8", "cpu": "64"}, others) == [
+        "8 of 8 nvidia.com/gpu requested by team-a/trainer-1, team-a/trainer-0, 8 needed"]
+    assert held_by_others(node(ROOMY), {"nvidia.com/gpu": "4"}, [_pod("trainer-0", "4")]) == []  # room for 4 left
+    assert held_by_others(node(ROOMY), {"nvidia.com/gpu": "8"}, [_pod("done", "8", phase="Failed")]) == []
+    # a daemonset's memory beside the share left: named with what it holds
+    assert held_by_others(node(ROOMY), {"memory": "1900Gi"}, [_pod("agent", "0", memory="200Gi")]) == [
+        "200Gi of 2015Gi memory requested by team-a/agent, 1900Gi needed"]
+    assert held_by_others(node({}), {"nvidia.com/gpu": "8"}, [_pod("trainer-0", "8")]) == []  # a Node saying nothing: its own object judges

@@ -21,7 +21,7 @@ from tests.kube.test_setup import admin, kubeconfig, no_user_cluster, nvcre, ser
 
 # Each schema generation's CRD schema hashes, in install order. A schema change without a SCHEMA_GENERATION bump fails
 # test_a_schema_change_bumps_the_generation: an older nvcre could not tell it is older.
-GENERATIONS = {1: "5b88739a93de8bd9", 2: "971bbd4fe5caa37f", 3: "da47f0f25313d6c4"}
+GENERATIONS = {1: "5b88739a93de8bd9", 2: "971bbd4fe5caa37f", 3: "da47f0f25313d6c4", 4: "21be1e220a8c70a8"}
 NEWER = str(SCHEMA_GENERATION + 1)
 THIS = f"nvcre {NVCRE_VERSION} (schema generation {SCHEMA_GENERATION})"
 

@@ -8,8 +8,8 @@ Pods go Pending -> Running -> Succeeded / Failed on the timeline the simulator's
 through pods/log. So the same certification on the simulator and here should end in the same verdicts:
 the engine only sees pods and their logs here.
 
-Faults the simulator has (xid, flaky, slow-gpu, unschedulable, hang) come from the scenario; a pod requesting more cpu
-or memory than its Node has left (allocatable less the requests of the pods already bound there, a daemonset's a test
+Faults the simulator has (xid, flaky, slow-gpu, unschedulable, hang) come from the scenario; a pod requesting more cpu,
+memory or GPUs (any resource the Node lists) than its Node has left (allocatable less the requests of the pods already bound there, a daemonset's a test
 made) is never bound (Pending, Unschedulable, as kube-scheduler leaves it); faults only
 a cluster has are `PodFault`s: an image that cannot be pulled, OOMKilled, a node lost (NotReady) and a
 pod deleted mid-run.
@@ -407,9 +407,10 @@ class TestKubelet:
         self.server.set_pod_log(pod["metadata"]["namespace"], pod["metadata"]["name"], text)
 
     async def _no_room(self, pod: Obj, node: str) -> list[str]:
-        """The cpu and memory the pod requests beyond what its Node has left, as kube-scheduler's NodeResourcesFit counts
-        them: allocatable less the requests of the pods already bound there and not finished (a daemonset's, another
-        workload's). A resource the Node does not list is no limit here."""
+        """The resources (cpu, memory, GPUs, any the Node lists) the pod requests beyond what its Node has left, as
+        kube-scheduler's NodeResourcesFit counts them: allocatable less the requests of the pods already bound there and
+        not finished (a daemonset's, another team's training holding the GPUs). A resource the Node does not list is no
+        limit here."""
         try:
             allocatable = ((await self.store.get(NODE, node)).get("status") or {}).get("allocatable") or {}
         except NotFound:
@@ -418,7 +419,9 @@ class TestKubelet:
                  if (other.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
                  and other["metadata"].get("uid") != pod["metadata"].get("uid")]
         short = []
-        for name in ("cpu", "memory"):
+        asked = {name for container in (pod.get("spec") or {}).get("containers") or []
+                 for part in ("requests", "limits") for name in ((container.get("resources") or {}).get(part) or {})}
+        for name in sorted({"cpu", "memory"} | asked):
             taken = sum(_requested(other, name) for other in bound)
             if name in allocatable and _requested(pod, name) > float(parse_quantity(allocatable[name])) - taken:
                 short.append(name)

@@ -27,6 +27,7 @@ from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store import CERTIFICATION
 from nvcre_tui.engine.store.protocol import CRD, JOB, NODE, POD, WORKLOADRUN, ResourceKind, kind_of
+from nvcre_tui.engine.store.protocol import NAMESPACE as NAMESPACE_KIND
 from nvcre_tui.engine.workloads.lookup import JOBSET_GROUP_VERSION
 from nvcre_tui.engine.store.writethrough import WriteThroughStore
 from tests.kube.cluster import installed, store_on
@@ -69,6 +70,9 @@ class KubeletDriven:
 
     async def namespace_closing(self, kind: ResourceKind, probe: Obj) -> bool:
         return await self.runner.namespace_closing(kind, probe)
+
+    async def others_on(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
+        return await self.runner.others_on(nodes)
 
     async def tick(self) -> float | None:
         delay = await self.kubelet.step()
@@ -153,14 +157,16 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
                           server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
                           jobset_controller: bool = True, crds: Sequence[Obj] = (),
                           mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None,
-                          clock: ManualClock | None = None) -> tuple[Obj, dict[str, Any]]:
+                          clock: ManualClock | None = None, pods: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
     is ever made); `jobset=False`: the Trainer's CRDs without JobSet's; `jobset_controller=False`: JobSet's CRD served
     and the Trainer's controller running, JobSet's controller not (a TrainJob's JobSet made, never reconciled); `crds`:
     more CustomResourceDefinitions served (a DRA driver's ComputeDomain); `clock`: the one the engine and the server
-    share (a fault may look at it), else a new one at SIM_START."""
+    share (a fault may look at it), else a new one at SIM_START; `pods`: others' pods (not nvcre's) made before the
+    certification, bound to their spec.nodeName, with their status or else Running (another team's training holding a
+    node's GPUs)."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = clock or ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -172,7 +178,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults, jobset_controller=jobset_controller))
                    if controllers else None)
         report, objects, runner = await certify(kubeconfig, clock, case, scenario, trainer=trainer, jobset=jobset,
-                                                kubelet=kubelet, crds=crds)
+                                                kubelet=kubelet, crds=crds, pods=pods)
         # What the engine created on the cluster, by API group/resource (the workload shapes used).
         objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
                                      if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
@@ -183,9 +189,13 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
             group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
             objects[f"{group}/{plural}"] = sorted(str(o["metadata"]["name"]) for o in server.objects(group, plural))
         objects["warned"], objects["incomplete"] = warned(server.requests), incomplete(server.requests)
-        # How the engine read pods: one LIST then a WATCH (never a LIST per look at a run).
-        objects["pod_reads"] = sorted(r.verb for r in server.requests if r.resource == "pods" and not r.subresource
-                                      and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine"))
+        # How the engine read its runs' pods: one LIST then a WATCH (never a LIST per look at a run); and, apart, the
+        # pods not nvcre's bound to each target node it listed as a Workflow started (others_on: busy nodes).
+        pod_reads = [r for r in server.requests if r.resource == "pods" and not r.subresource
+                     and r.verb in ("list", "watch", "get") and r.user_agent.startswith("nvcre-engine")]
+        others = [r for r in pod_reads if r.query.get("labelSelector") == f"!{LABEL_JOB}"]
+        objects["pod_reads"] = sorted(r.verb for r in pod_reads if r not in others)
+        objects["occupant_reads"] = sorted(f"{r.verb} {r.query.get('fieldSelector')}" for r in others)
         objects["woken"] = runner.pods.woken
         return report, objects
 
@@ -354,10 +364,11 @@ async def served(store: Any, wanted: Mapping[str, Sequence[str]], attempts: int 
 
 async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Scenario, *, trainer: bool, jobset: bool,
                   kubelet: Callable[[Any], TestKubelet] | None, engine_kubeconfig: Path | None = None,
-                  crds: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
+                  crds: Sequence[Obj] = (), pods: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
     """Run the case's certification with the Kubernetes runner on the (installed) server; the report, the objects
     left and the runner. `kubelet`: the test kubelet playing pods on the admin store, or None (no pod is ever made);
-    `engine_kubeconfig`: who the engine is (the admin's `kubeconfig` unless given)."""
+    `engine_kubeconfig`: who the engine is (the admin's `kubeconfig` unless given); `pods`: others' pods made first
+    (emulator_report)."""
     admin = await store_on(kubeconfig, clock, "nvcre-test")
     engine_store = await store_on(engine_kubeconfig or kubeconfig, clock, "nvcre-engine")
     runner: KubernetesRunner | None = None
@@ -374,6 +385,11 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
             names = crd["spec"]["names"]["plural"]
             await served(engine_store, {f"{crd['spec']['group']}/{version['name']}": (names,) for version in crd["spec"]["versions"]})
         await register_gpu_nodes(admin, clock, scenario)
+        for namespace in sorted({pod["metadata"]["namespace"] for pod in pods} - {NAMESPACE}):
+            await admin.create(NAMESPACE_KIND, {"metadata": {"name": namespace}})
+        for pod in pods:
+            made = await admin.create(POD, pod)
+            await admin.patch_status(POD, made["metadata"]["name"], made["metadata"]["namespace"], pod.get("status") or {"phase": "Running"})
         name = await start_certification(admin, CASES / case / "cert.yaml")
         cache = engine_cache(engine_store)
         guard = Untouched(cache)  # nothing edits the cache's shared objects in place (as on the embedded store)

@@ -1,8 +1,10 @@
-"""Whether a Node could take a run's GPU pod by its own object: what it allocates, its taints, its cordon.
+"""Whether a Node could take a run's GPU pod by its own object: what it allocates, its taints, its cordon; and
+whether it has room for it now, beside the pods already bound there (`held_by_others`).
 
 Two readers: discovery leaves out a node that reports less of a requested resource than a pod asks for (a run
-there could never start), and the Kubernetes runner, when no pod of a group was placed at all (a gang scheduler
-places all or none), blames only the members that could not have taken theirs: the others waited for them.
+there could never start), or whose other pods hold what the pod asks (a shared cluster: NodeBusy), and the
+Kubernetes runner, when no pod of a group was placed at all (a gang scheduler places all or none), blames only the
+members that could not have taken theirs: the others waited for them (named with the pods holding their room).
 Read-only, like every Node accessor.
 """
 
@@ -14,8 +16,8 @@ from typing import Any
 
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_taints
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
-from nvcre_tui.engine.api.vocabulary import RESOURCE_GPU
-from nvcre_tui.engine.units import parse_quantity
+from nvcre_tui.engine.api.vocabulary import FAILED, RESOURCE_GPU, SUCCEEDED
+from nvcre_tui.engine.units import listed, parse_quantity
 
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")  # PreferNoSchedule only steers
 CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}  # what a cordon means to a toleration
@@ -104,7 +106,8 @@ def pod_shortfalls(node: Node, requests: Mapping[str, Any], shares: Mapping[str,
     fitRequests.share of each fitted resource) the node must allocate enough that the pod asks at most that share, the
     rest being its other pods' (a 79Gi node beside an 81Gi one whose 80% set the 64Gi asked: left out, not kept to be
     found unschedulable). A request given as is (no share) is checked against allocatable alone: other pods' requests
-    may still leave it no room on a busy node, which no Node says. A missing amount is no shortfall (shortfalls)."""
+    may still leave it no room on a busy node, which no Node says (held_by_others reads them, where the pods can be
+    read). A missing amount is no shortfall (shortfalls)."""
     found = []
     for resource, wanted in sorted(requests.items()):
         if short := shortfalls(node, {resource: wanted}, missing_is_short=False):
@@ -149,6 +152,50 @@ def _requests(containers: Iterable[Any]) -> dict[str, Decimal]:
     return requests
 
 
+def pod_requested(pod: Mapping[str, Any]) -> dict[str, Decimal]:
+    """What kube-scheduler counts a pod (a Pod object or its spec) as requesting: its containers' requests summed
+    (native sidecars' too), or a plain init container's if more."""
+    given = pod.get("spec")
+    spec: Mapping[str, Any] = given if isinstance(given, Mapping) else pod
+    inits = [init for init in spec.get("initContainers") or [] if isinstance(init, Mapping)]
+    requests = _requests([*(spec.get("containers") or []), *(init for init in inits if init.get("restartPolicy") == "Always")])
+    for init in inits:
+        if init.get("restartPolicy") != "Always":
+            for resource, amount in _requests([init]).items():
+                requests[resource] = max(requests.get(resource, Decimal(0)), amount)
+    return requests
+
+
+def _holds_room(pod: Mapping[str, Any]) -> bool:
+    """Whether a pod bound to a node counts against its room: every one but those finished (Succeeded, Failed)."""
+    status = pod.get("status")
+    return not (isinstance(status, Mapping) and status.get("phase") in (SUCCEEDED, FAILED))
+
+
+def held_by_others(node: Node, requests: Mapping[str, Any], others: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why `node`, which by its own object could take a pod asking `requests` (pod_shortfalls says nothing), has no
+    room for it now: for each resource the requests of `others` (the pods bound to it, not the run's own; finished
+    ones hold nothing) leave less of than asked, `8 of 8 nvidia.com/gpu requested by team-a/trainer-0, team-a/trainer-1`.
+    kube-scheduler's NodeResourcesFit rule, as the Node's allocatable less its pods' requests; empty: room enough. A
+    resource the Node does not list is judged by its own object (shortfalls), not here. The one rule for a busy node:
+    discovery's NodeBusy and the Kubernetes runner's word on a pod left Pending."""
+    holding = [(pod, pod_requested(pod)) for pod in others if isinstance(pod, Mapping) and _holds_room(pod)]
+    found = []
+    for resource, wanted in sorted(requests.items()):
+        want, have = _quantity(wanted), allocatable(node, resource)
+        if want is None or want <= 0 or have is None:
+            continue
+        holders = [(pod, asked[resource]) for pod, asked in holding if asked.get(resource, Decimal(0)) > 0]
+        taken = sum((amount for _, amount in holders), Decimal(0))
+        if taken and have - taken < want:
+            names = [f"{pod_meta.get('namespace') or 'default'}/{pod_meta.get('name')}"
+                     for pod, _ in sorted(holders, key=lambda held: -held[1])
+                     if isinstance(pod_meta := pod.get("metadata"), Mapping)]
+            found.append(f"{shown_quantity(taken, resource)} of {shown_quantity(have, resource)} {resource} requested by "
+                         f"{listed(names, 3)}, {shown_quantity(want, resource)} needed")
+    return found
+
+
 def cannot_host(node: Node, pod: Mapping[str, Any]) -> str | None:
     """Why this node could never take `pod` (a pod spec), by its own object; None when nothing on it says so."""
     tolerations = [t for t in pod.get("tolerations") or [] if isinstance(t, Mapping)]
@@ -158,10 +205,5 @@ def cannot_host(node: Node, pod: Mapping[str, Any]) -> str | None:
                if isinstance(t, Mapping) and t.get("effect") in BLOCKING_EFFECTS and not tolerates(tolerations, t)]
     if refused:
         return f"taint {', '.join(refused)} not tolerated"
-    # What the scheduler counts: the containers' requests summed, or the largest init container's if more.
-    requests = _requests(pod.get("containers") or [])
-    for init in pod.get("initContainers") or []:
-        for resource, amount in _requests([init]).items():
-            requests[resource] = max(requests.get(resource, Decimal(0)), amount)
-    short = shortfalls(node, requests, missing_is_short=True)
+    short = shortfalls(node, pod_requested(pod), missing_is_short=True)
     return "; ".join(short) if short else None

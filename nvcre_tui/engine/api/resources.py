@@ -609,7 +609,7 @@ class AppliedOverride(WireModel):
 
 # Why discovery left a node out (planning/discovery.py says each in words).
 ExclusionReason = Literal["Cordoned", "NotReady", "PartitionedGPUs", "OtherGPUArchitecture", "InsufficientGPUs", "InsufficientResources",
-                          "NoExecuteTaint", "NotGPUNode", "LeftTarget", "NodeNotFound"]
+                          "NoExecuteTaint", "NodeBusy", "NotGPUNode", "LeftTarget", "NodeNotFound"]
 
 
 class ExcludedNode(WireModel):

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.vocabulary import ANNOTATION_INSTALLED_BY_VERSION, ANN
 # Bumped with every change of the CRDs' schema (tests/kube/test_schema_versions.py pins each generation's hashes, so a
 # schema change without a bump fails there). 0 is what an install stamped with no generation is taken for: an nvcre that
 # recorded none, older than generation 1.
-SCHEMA_GENERATION = 3
+SCHEMA_GENERATION = 4
 PACKAGE_VERSION = __version__
 
 

@@ -269,6 +269,9 @@ MEASUREMENT_REMARKS: Final = "MeasurementRemarks"
 # WorkloadRun, carried to its Job (controllers.conditions.carried), and the Job controller MEASUREMENT_REMARKS; not
 # carried to the Certification, and noted by the report (its category's `runNotes`) and the console's Job detail.
 RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED, MEASUREMENT_REMARKS)
+# A node left out as its Workflow starts because other pods (not nvcre's: another team's training) hold the GPUs, CPUs or
+# memory a pod needs (planning/discovery.leave_out_busy): not faulty, never blamed, never certified (INCOMPLETE).
+NODE_BUSY: Final = "NodeBusy"
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 # A failed run's reasons whose Job's verdict its log does not decide (a pod Kubernetes took, a group node gone): the log is
 # read as evidence only, what was kept when the server fails the read (runners: `logs(required=False)`); a kubelet that

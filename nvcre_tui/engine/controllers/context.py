@@ -4,6 +4,7 @@ catalog, the runner, and the World: the engine's watch cache, indexed by owner."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import plans_the_same
@@ -12,9 +13,9 @@ from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
 from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
-from nvcre_tui.engine.runners.base import NamespaceProbe, Runner
+from nvcre_tui.engine.runners.base import NamespaceProbe, NodeOccupants, Runner
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NamespaceTerminating, NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
@@ -171,6 +172,17 @@ class Context:
         if not isinstance(self.runner, NamespaceProbe):
             return None
         return await self.runner.namespace_closing(kind, probe)
+
+    async def node_occupants(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
+        """node -> the pods not nvcre's bound to it, where the runner can tell (runners/base.NodeOccupants: a cluster);
+        {} where it cannot (the simulated fleet, where nothing else runs). A read RBAC refuses (an engine's role edited)
+        is read as nothing known: the node is kept, and a pod it cannot take waits, named, as before."""
+        if not isinstance(self.runner, NodeOccupants) or not nodes:
+            return {}
+        try:
+            return await self.runner.others_on(nodes)
+        except Forbidden:
+            return {}
 
     async def lost_child(self, kind: ResourceKind, name: str, owner: Obj) -> str | None:
         """Why a child missing from this sweep's view of `owner`'s children is lost, confirmed with a live read (a cache

@@ -30,7 +30,7 @@ from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
 from nvcre_tui.engine.judging.untested import JOB_DELETED, JOB_DISOWNED, UNBLAMED_REASONS, tested_nothing
-from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, unmatched_reason
+from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, leave_out_busy, unmatched_reason
 from nvcre_tui.engine.planning.fitting import fitted_shares
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
@@ -161,6 +161,9 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
         return
+    # Others' pods holding a node's GPUs (a shared cluster) are read as the category starts, the moment its pods would
+    # meet them: a busy node is left out and named (NodeBusy), not waited for until its group fails untested.
+    found = leave_out_busy(found, asked, await ctx.node_occupants(found.names))
     left = _left_target(wf, world, [*found.names, *(item.name for item in found.excluded)])
     excluded = sorted([item.to_wire() for item in found.excluded] + left, key=lambda e: e["name"])
     reason = "; ".join(filter(None, (found.exclusion_reason(), excluded_text(len(left), LEFT_TARGET) if left else ""))) or None

@@ -5,7 +5,8 @@ GPU nodes only -> drop cordoned, not Ready and partitioned-GPU nodes (excluded, 
 majority GPU architecture (others excluded) -> GPU capacity (nodes short of GPUs excluded) -> the other resources
 a pod asks for (memory, CPUs, hugepages, EFA, NICs, RDMA: a node allocating less excluded) -> a NoExecute taint the
 pods do not tolerate (excluded: someone is evicting workloads from that node; the target's taintSelectors name the
-ones to go through) -> sort by name.
+ones to go through) -> sort by name. Then, where the pods bound to the nodes can be read (a cluster, as the Workflow
+starts: `leave_out_busy`), a node whose other pods hold the GPUs, CPUs or memory a pod asks (NodeBusy).
 The reference drops only cordoned nodes: a NotReady node (its pods never start) or one whose GPUs are MIG slices
 or time-sliced replicas (a run measures a slice, not the node) would fail its group and be blamed for it.
 """
@@ -19,11 +20,11 @@ from decimal import Decimal
 from typing import Any
 
 from nvcre_tui.engine.api.base import NodeSelectorRequirement, TaintSelector, TargetSpec
-from nvcre_tui.engine.api.fit import pod_shortfalls, taint_text, tolerates
+from nvcre_tui.engine.api.fit import held_by_others, pod_shortfalls, taint_text, tolerates
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.fit import allocatable
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_BUSY, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
@@ -50,6 +51,7 @@ EXCLUSION_TEXT = {
     "InsufficientGPUs": "fewer allocatable GPUs than gpusPerNode",
     "InsufficientResources": "less allocatable than a pod requests",
     "NoExecuteTaint": "a NoExecute taint the pods do not tolerate (name it in the target's taintSelectors to certify the node)",
+    NODE_BUSY: "GPUs, CPUs or memory a pod needs held by other pods (not nvcre's)",
     "LeftTarget": "ran in another category and no longer matches the target",
     NODE_NOT_FOUND: "named in nodeNames and not on the cluster",
     "NotGPUNode": f"named in nodeNames and not labelled {LABEL_GPU_PRESENT}=true",
@@ -73,15 +75,17 @@ class Discovery:
     def exclusion_reason(self) -> str | None:
         """One text for all exclusions, e.g. "2 nodes: cordoned (spec.unschedulable); 1 node: fewer allocatable GPUs ...".
         Nodes short of resources say the first one's shortfall: which resource differs from one category to the next,
-        and a category refused because every node is short names what to change (its request or the target)."""
+        and a category refused because every node is short names what to change (its request or the target); busy
+        nodes the first one's holders."""
         if not self.excluded:
             return None
         counts: dict[str, int] = {}
         for item in self.excluded:
             counts[item.reason] = counts.get(item.reason, 0) + 1
-        first = next((item for item in self.excluded if item.reason == "InsufficientResources"), None)
-        shortfall = f" (the first, {first.name}: {first.message})" if first else ""
-        return "; ".join(excluded_text(n, reason) + (shortfall if first and reason == first.reason else "") for reason, n in counts.items())
+        firsts: dict[str, ExcludedNode] = {reason: next(item for item in self.excluded if item.reason == reason)
+                  for reason in ("InsufficientResources", NODE_BUSY) if reason in counts}
+        return "; ".join(excluded_text(n, reason) + (f" (the first, {first.name}: {first.message})" if (first := firsts.get(reason)) else "")
+                         for reason, n in counts.items())
 
 
 def excluded_text(nodes: int, reason: str) -> str:
@@ -243,3 +247,17 @@ def discover(nodes: Iterable[Node], target: TargetSpec, gpus_needed: Callable[[s
             eligible.append(node)
     excluded.sort(key=lambda item: item.name)
     return Discovery(nodes=eligible, excluded=excluded, platform=platform, architecture=architecture)
+
+
+def leave_out_busy(found: Discovery, requests: Mapping[str, str], others: Mapping[str, Sequence[Mapping[str, Any]]]) -> Discovery:
+    """`found` with each node whose other pods (`others`: node name -> the pods bound to it that are not nvcre's)
+    hold what a pod asking `requests` (fit.pod_requests: GPUs, cpu, memory ...) needs left out (NodeBusy, naming the
+    pods: fit.held_by_others, the one rule): kube-scheduler would leave its pod Pending until they end, which may be
+    never (another team's training), and its group, waiting, would test none of its nodes. Not faulty, never blamed,
+    never certified: the category is INCOMPLETE. A node `others` says nothing of is kept."""
+    busy = {node_name(node): held for node in found.nodes if (held := held_by_others(node, requests, others.get(node_name(node), ())))}
+    if not busy:
+        return found
+    excluded = [*found.excluded, *(ExcludedNode(name=name, reason=NODE_BUSY, message="; ".join(held)) for name, held in busy.items())]
+    return Discovery(nodes=[node for node in found.nodes if node_name(node) not in busy], excluded=sorted(excluded, key=lambda item: item.name),
+                     platform=found.platform, architecture=found.architecture)

@@ -7,6 +7,7 @@ store; nothing lives only in memory, so a restarted engine continues where the l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from nvcre_tui.engine.api.vocabulary import FAILED
@@ -47,6 +48,17 @@ class Runner(Protocol):
 
 # How often a namespace where runs are short of pods, or categories wait, is asked whether it is being terminated.
 NAMESPACE_PROBE_SECONDS = 30.0
+
+
+@runtime_checkable
+class NodeOccupants(Protocol):
+    """A runner that can read which pods not nvcre's are bound to a node (the Kubernetes runner: another team's
+    training holding its GPUs), for discovery to leave a busy node out (NodeBusy). Runners without it (the simulated
+    fleet, where nothing but nvcre runs) are never asked."""
+
+    async def others_on(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
+        """node -> the pods bound to it that nvcre did not make and that have not finished, for each of `nodes`."""
+        ...
 
 
 @runtime_checkable

@@ -21,8 +21,9 @@ the pod on the node at fault when the result pod's log says nothing): the Job's 
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +34,7 @@ from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DECIDED_WITHOUT_LOG, DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
                                              JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED,
                                              TRAINJOB_NOT_RECONCILED,
-                                             LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
+                                             LABEL_JOB, LABEL_ROLE, LABEL_SIMULATED, NAMESPACE_TERMINATING, NODE_NOT_FOUND, RELEASED, RELEASED_REASON,
                                              RUN_QUEUED, SIMULATED,
                                              SUCCEEDED, TRAINER_API_VERSION, TRAINER_GROUP, TRAINER_SERVED, WORKLOAD_NOT_CREATED, WORKLOAD_NOT_STARTED)
 from nvcre_tui.engine.clock import Clock, format_time, parse_time
@@ -51,7 +52,7 @@ from nvcre_tui.engine.runners.kubernetes.pods import Verdict, is_result_pod, jud
 from nvcre_tui.engine.runners.kubernetes.watch import PodWatch, pod_cache
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import Conflict, Forbidden, Invalid, NamespaceTerminating, NotFound, StoreError, Unauthorized
-from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, WORKLOADRUN, ResourceKind, ResourceStore
+from nvcre_tui.engine.store.protocol import BATCH_JOB, NODE, POD, WORKLOADRUN, ResourceKind, ResourceStore
 from nvcre_tui.engine.units import format_duration, listed
 from nvcre_tui.engine.workloads import WorkloadError, fabric_outcome, kept_object_names, workload_name, workload_object_names
 from nvcre_tui.engine.workloads.container import CONTAINER, channel_claims, device_claims
@@ -61,6 +62,7 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
+OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on): one a target node
 VERSION_SECONDS = 300.0  # how long the server's version, as read, is rendered for: an upgrade takes minutes itself
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
@@ -691,6 +693,21 @@ class KubernetesRunner:
         label = label_value(owner["metadata"]["name"])
         self.pods.track(run, label, members)
         return self.pods.pods(run["metadata"].get("namespace") or "default", label)
+
+    async def others_on(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
+        """node -> the pods bound to it that nvcre did not make (no `nvcre.nvidia.com/job` label) and that have not
+        finished (runners/base.NodeOccupants): one list a node (spec.nodeName, the field kube-apiserver indexes pods by
+        for the kubelets), OCCUPANT_READS at a time, under the pods list `setup init` grants the engine."""
+        found: dict[str, list[Obj]] = {}
+        limit = asyncio.Semaphore(OCCUPANT_READS)
+
+        async def read(node: str) -> None:
+            async with limit:
+                answer = await self.kube.list(POD, None, f"!{LABEL_JOB}", f"spec.nodeName={node}")
+            found[node] = [pod for pod in answer.items if pod_status(pod).get("phase") not in FINISHED]
+
+        await asyncio.gather(*(read(node) for node in nodes))
+        return found
 
     async def _node(self, name: str) -> Obj | None:
         if self._nodes is not None:

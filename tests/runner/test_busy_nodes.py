@@ -10,8 +10,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from nvcre_tui.engine.clock import ManualClock
+from nvcre_tui.engine.planning.catalog_load import default_catalog
+from nvcre_tui.engine.planning.manifest import certification_from_text
+from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
-from tests.runner.harness import emulator_report
+from nvcre_tui.engine.store.protocol import NAMESPACE as NAMESPACE_KIND
+from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN
+from nvcre_tui.engine.workloads import group_run_spec
+from tests.kube.cluster import installed, store_on
+from tests.kubeapi.kubelet import TestKubelet
+from tests.runner.harness import emulator_report, job_and_its_run, pods_caught_up, register_gpu_nodes
 
 Obj = dict[str, Any]
 
@@ -44,3 +55,62 @@ def test_a_node_whose_gpus_others_pods_hold_is_left_out_named_never_blamed_and_t
     assert ran_on == ["gpu-node-01", "gpu-node-03", "gpu-node-04"]
     assert objects["denied"] == []  # one pods list a node, under the engine's own grants
     assert objects["occupant_reads"] == [f"list spec.nodeName=gpu-node-0{n}" for n in range(1, 5)]
+
+
+CERT = """
+apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: t, namespace: default}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - {domain: communication, variant: nccl-all-reduce, options: {testScale: full-scale}}
+"""
+
+
+async def _waiting(folder: Path) -> dict[str, Any]:
+    """The status of a run over gpu-node-01 and gpu-node-02, planned while both were free, once team-a's training took
+    gpu-node-01's 8 GPUs (after planning: the Workflow could not leave it out) and the test kubelet had the time to place
+    what it could."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-test")
+        try:
+            fleet = on_prem(folder)
+            await register_gpu_nodes(admin, clock, fleet)
+            nodes = (await admin.list(NODE)).items
+            catalog = default_catalog()
+            rendered = render_certification(certification_from_text("c.yaml", CERT, catalog), nodes, catalog, "c.yaml")[0]
+            spec = rendered.workflow.spec.job_template.spec.workload.workload_run
+            assert spec is not None
+            members = ["gpu-node-01", "gpu-node-02"]
+            wire = {**group_run_spec(spec, members).to_wire(), "target": {"nodeNames": members}}
+            _, created = await job_and_its_run(admin, wire, members)
+            await admin.create(NAMESPACE_KIND, {"metadata": {"name": "team-a"}})
+            await admin.create(POD, others_pod("trainer-0", "gpu-node-01", 8))
+            runner = KubernetesRunner(admin, clock, admin, trainer=False)
+            try:
+                await runner.reconcile_run(created)
+                kubelet = TestKubelet(admin, server, clock, fleet)
+                for _ in range(3):  # the pods made, then (the scheduling time past) placed where there is room
+                    await kubelet.step()
+                    clock.advance(fleet.physics.scheduling_sec + 1)
+                await pods_caught_up(runner, admin)
+                await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
+            finally:
+                await runner.close()
+            status: dict[str, Any] = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
+            return status
+        finally:
+            await admin.close()
+
+
+def test_a_run_waiting_for_a_node_others_pods_took_after_planning_names_the_node_and_the_pods(tmp_path: Path) -> None:
+    """The pod on gpu-node-01 stays Pending (Insufficient nvidia.com/gpu): the run waits, blaming no node (its Node could
+    take the pod), and says which node is busy and why in one line, from the pods bound there: that line is the Job's
+    WorkloadPending message (`run --wait`, `report`, the console's job rows) and, past the scheduling grace, its
+    WorkloadNotStarted one. Before, it said only that GPUs "may be held by other pods"."""
+    status = asyncio.run(_waiting(tmp_path))
+    assert (status["phase"], status.get("reason"), status.get("blockedNodes")) == ("Scheduling", "Unschedulable", None), status
+    assert status["message"] == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
+                                 "(gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed)"), status

@@ -106,14 +106,16 @@ def test_a_daemonsets_requests_within_the_share_left_leave_the_pods_room(tmp_pat
 def test_a_node_whose_other_pods_hold_more_than_the_share_left_keeps_the_pod_pending_blaming_no_node(tmp_path: Path) -> None:
     """A daemonset's pod requesting 120Gi on gpu-node-01 leaves 371Gi, less than the 392Gi asked: the test kubelet, as
     kube-scheduler, leaves the pod Pending (Insufficient memory; before, it counted allocatable alone and ran it). By
-    its Node object gpu-node-01 could take the pod, so the run waits Unschedulable and convicts no node."""
+    its Node object gpu-node-01 could take the pod, so the run waits Unschedulable and convicts no node, naming the node
+    and the pod holding its room (before: only that the members "could take their pods")."""
     status, _, _, pods = asyncio.run(_started(tmp_path, daemon_memory="120Gi"))
     placed = {p["spec"].get("nodeName"): p["status"].get("phase") for p in pods if p["spec"].get("nodeName")}
     assert placed == {NODES[1]: "Running"}, [p["status"] for p in pods]
     waiting = [p["status"]["conditions"][0] for p in pods if not p["spec"].get("nodeName")]
     assert [(c["reason"], c["message"]) for c in waiting] == [("Unschedulable", "0/1 nodes are available: 1 Insufficient memory.")]
     assert (status["phase"], status.get("reason")) == ("Scheduling", "Unschedulable"), status
-    assert "could take their pods" in status["message"] and NODES[0] not in status["message"], status
+    assert not status.get("blockedNodes") and status["message"] == ("0/1 nodes are available: 1 Insufficient memory. (gpu-node-01: "
+                                                                    "120Gi of 491Gi memory requested by default/node-agent-gpu-node-01, 392Gi needed)"), status
 
 
 def test_a_node_too_small_for_the_workload_is_left_out_on_the_cluster_as_in_the_simulator(tmp_path: Path) -> None:

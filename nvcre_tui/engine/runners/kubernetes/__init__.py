@@ -62,7 +62,7 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
-OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on): one a target node
+OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on: one a target node), and at most at a look at a waiting run
 VERSION_SECONDS = 300.0  # how long the server's version, as read, is rendered for: an upgrade takes minutes itself
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
@@ -277,6 +277,12 @@ class KubernetesRunner:
         verdict = judge([*pods, *taken], members, expected, launcher=launcher,
                         was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
                         nodes=dict(zip(members, nodes, strict=True)))
+        if verdict.reason == "Unschedulable" and not verdict.blocked:  # waiting for room other pods hold: named
+            placed = {pod_node(pod) for pod in pods}
+            occupants = await self._occupants([node for node in members if node not in placed], pods)
+            verdict = judge([*pods, *taken], members, expected, launcher=launcher,
+                            was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
+                            nodes=dict(zip(members, nodes, strict=True)), occupants=occupants) if occupants else verdict
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
             self._remember(run, result)
@@ -696,14 +702,30 @@ class KubernetesRunner:
 
     async def others_on(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
         """node -> the pods bound to it that nvcre did not make (no `nvcre.nvidia.com/job` label) and that have not
-        finished (runners/base.NodeOccupants): one list a node (spec.nodeName, the field kube-apiserver indexes pods by
-        for the kubelets), OCCUPANT_READS at a time, under the pods list `setup init` grants the engine."""
+        finished (runners/base.NodeOccupants)."""
+        return await self._bound_to(nodes, f"!{LABEL_JOB}")
+
+    async def _occupants(self, members: Sequence[str], own: Sequence[Obj]) -> dict[str, list[Obj]]:
+        """member -> the unfinished pods bound to it but the run's `own` (others' and another nvcre run's), for the first
+        OCCUPANT_READS of `members` (a run waiting for room is named by a few); {} when the server does not answer (the
+        wait is said as the scheduler says it, and looked at again)."""
+        mine = {pod["metadata"].get("uid") for pod in own}
+        try:
+            bound = await self._bound_to(members[:OCCUPANT_READS], None)
+        except StoreError:
+            return {}
+        return {node: [pod for pod in pods if pod["metadata"].get("uid") not in mine] for node, pods in bound.items()}
+
+    async def _bound_to(self, nodes: Sequence[str], selector: str | None) -> dict[str, list[Obj]]:
+        """node -> its unfinished pods matching the label `selector`: one list a node (spec.nodeName, the field
+        kube-apiserver indexes pods by for the kubelets), OCCUPANT_READS at a time, under the pods list `setup init`
+        grants the engine."""
         found: dict[str, list[Obj]] = {}
         limit = asyncio.Semaphore(OCCUPANT_READS)
 
         async def read(node: str) -> None:
             async with limit:
-                answer = await self.kube.list(POD, None, f"!{LABEL_JOB}", f"spec.nodeName={node}")
+                answer = await self.kube.list(POD, None, selector, f"spec.nodeName={node}")
             found[node] = [pod for pod in answer.items if pod_status(pod).get("phase") not in FINISHED]
 
         await asyncio.gather(*(read(node) for node in nodes))

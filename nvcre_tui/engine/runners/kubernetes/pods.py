@@ -9,7 +9,8 @@ Pure functions: the runner lists the pods by label selector and the group's Node
 - a container that exited non-zero: Failed with its exit code and termination message; the node at
   fault is for the output to name (the failing pod is often a victim: mpirun's launcher, a peer rank);
 - PodScheduled=False reason Unschedulable: still Scheduling, with the nodes left without a pod and the
-  scheduler's message (the Job controller gives up after its grace period: SchedulingBlocked);
+  scheduler's message (the Job controller gives up after its grace period: SchedulingBlocked); a member whose Node
+  could take its pod but whose other pods hold the room (a shared cluster) is named with them, not blocked;
 - the result pod (launcher / index 0) Succeeded: Succeeded; it Running with every pod placed: Running.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import Condition, ContainerStateTerminated, ContainerStatus, conditions_of, labels_of, pod_spec, pod_status
-from nvcre_tui.engine.api.fit import cannot_host
+from nvcre_tui.engine.api.fit import cannot_host, held_by_others, pod_requested
 from nvcre_tui.engine.api.nodes import ready_status
 from nvcre_tui.engine.units import listed
 from nvcre_tui.engine.api.vocabulary import (COMMAND_NOT_FOUND, FAILED, IMAGE_PULL_FAILED, KEY_COMPLETION_INDEX, LABEL_ROLE, POD_DISRUPTED,
@@ -192,10 +193,11 @@ def no_pods_yet(expected: int, makers: str) -> Verdict:
 
 def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launcher: bool, was_running: bool,
           not_ready: Mapping[str, str], trainer: bool | None = None,
-          nodes: Mapping[str, Obj | None] | None = None) -> Verdict:
+          nodes: Mapping[str, Obj | None] | None = None, occupants: Mapping[str, Sequence[Obj]] | None = None) -> Verdict:
     """The run's phase from its pods. `expected`: how many pods the workload makes; `was_running`: the run
     was Running before (a pod missing now was lost); `not_ready`: node -> its Ready condition status;
-    `nodes`: the members' Node objects (None: gone), to tell which could not take a pod when none was placed."""
+    `nodes`: the members' Node objects (None: gone), to tell which could not take a pod when none was placed;
+    `occupants`: node -> the other pods bound to it (not the run's), to name who holds a waiting member's room."""
     live = [pod for pod in pods if not pod["metadata"].get("deletionTimestamp")]
     if (pulled := _image_pull(live) or _command_missing(pods)) is not None:
         return pulled
@@ -235,9 +237,11 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         # Only a member whose own Node could not take its pod (not Ready, cordoned, a taint, too few GPUs allocatable)
         # is blocked. One that could waits for what other pods hold (another certification's run on its GPUs) and a
         # gang scheduler holds all back for one: neither is the node's fault. None such: the cluster is busy.
-        unfit = _unfit(live, [node for node in members if node not in placed], nodes or {}, not_ready)
-        if unfit:
-            message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(unfit.items())[:3])})")
+        unplaced = [node for node in members if node not in placed]
+        unfit = _unfit(live, unplaced, nodes or {}, not_ready)
+        if unfit or (busy := _busy(live, unplaced, nodes or {}, occupants or {})):
+            said = unfit or busy  # a busy member waits: named with the pods holding its room, not blocked
+            message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(said.items())[:3])})")
         elif placed:
             message = _short(f"{message} (by their Node objects the members left could take their pods: GPUs may be held by other pods)")
         return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))
@@ -284,6 +288,17 @@ def _unfit(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj 
         elif gpu_pod is not None and (node := nodes.get(name)) is not None and (why := cannot_host(node, gpu_pod)):
             found[name] = why
     return found
+
+
+def _busy(live: Sequence[Obj], members: Sequence[str], nodes: Mapping[str, Obj | None], occupants: Mapping[str, Sequence[Obj]]) -> dict[str, str]:
+    """member -> what other pods bound to it hold of the room the run's GPU pod asks (fit.held_by_others, the one rule:
+    `8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed`), for members where they hold too much."""
+    gpu_pod = next((pod for pod in live if labels_of(pod).get(LABEL_ROLE) == "node"), None)
+    if gpu_pod is None:
+        return {}
+    asked = {resource: str(amount) for resource, amount in pod_requested(gpu_pod).items()}
+    return {name: "; ".join(held) for name in members if (node := nodes.get(name)) is not None
+            and (held := held_by_others(node, asked, occupants.get(name, ())))}
 
 
 def _not_started(live: Sequence[Obj], running: Sequence[Obj], expected: int, *, starting: bool, launcher: bool) -> Verdict:

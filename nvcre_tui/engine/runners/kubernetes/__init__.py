@@ -25,6 +25,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -274,15 +275,13 @@ class KubernetesRunner:
         # and those Kubernetes took from it (a NoExecute taint, a drain), gone now: why they went is known from them alone
         taken = self.pods.taken(run["metadata"].get("namespace") or "default", label_value(owner["metadata"]["name"]))
         expected = spec.num_nodes + (1 if launcher else 0)
-        verdict = judge([*pods, *taken], members, expected, launcher=launcher,
-                        was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
-                        nodes=dict(zip(members, nodes, strict=True)))
+        judged = partial(judge, [*pods, *taken], members, expected, launcher=launcher, was_running=state.get("phase") == "Running",
+                         not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer), nodes=dict(zip(members, nodes, strict=True)))
+        verdict = judged()
         if verdict.reason == "Unschedulable" and not verdict.blocked:  # waiting for room other pods hold: named
             placed = {pod_node(pod) for pod in pods}
-            occupants = await self._occupants([node for node in members if node not in placed], pods)
-            verdict = judge([*pods, *taken], members, expected, launcher=launcher,
-                            was_running=state.get("phase") == "Running", not_ready=not_ready_nodes(nodes, members), trainer=bool(trainer),
-                            nodes=dict(zip(members, nodes, strict=True)), occupants=occupants) if occupants else verdict
+            if occupants := await self._occupants([node for node in members if node not in placed], pods):
+                verdict = judged(occupants=occupants)
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
             self._remember(run, result)

@@ -22,9 +22,11 @@ from nvcre_tui.engine.clock import parse_time
 NVCRE_MANAGER = "nvcre"
 STATUS_SUBRESOURCE = "status"
 MOST_FIELDS_NAMED = 4
-# The kind whose spec nvcre renders under a name a hand can tell in advance (its Certification's and category's): one
-# created first, owned by the Certification's uid copied by hand, would run with its own thresholds (foreign_spec).
-WORKFLOW_KIND = "Workflow"
+# The kinds whose spec nvcre alone writes, each under a name a hand can tell in advance: a category's Workflow (its
+# Certification's and category's), a group's Job (its Workflow's and group's) and that Job's WorkloadRun. One created
+# first, owned by its parent's uid copied by hand, would run with its own spec (looser thresholds, another node list)
+# and its result count as nvcre's (foreign_spec). A Certification's spec is its user's.
+SPEC_WRITTEN_KINDS = frozenset({"Workflow", "Job", "WorkloadRun"})
 
 
 def _is_nvcre(manager: str) -> bool:
@@ -52,12 +54,12 @@ def _named(fields: list[str]) -> str:
 
 def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
     """What of an nvcre object's status someone other than nvcre wrote, as one phrase (`status.conditions, status.summary
-    written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's. A Workflow's
-    spec too, first (foreign_spec, refused under its own reason: refusal_reason): what it measures against thresholds
-    nvcre did not render is no result nvcre measured."""
+    written by kubectl-patch, not by nvcre`), or None: nvcre wrote all of it, or the kind is not nvcre's. A Workflow's,
+    Job's or WorkloadRun's spec too (foreign_spec): what it measures against thresholds, on nodes, or with a command
+    nvcre did not render is no result nvcre measured (refused under its own reason: refusal_reason)."""
     if kind not in RESOURCES_BY_KIND:
         return None
-    if kind == WORKFLOW_KIND and (planted := foreign_spec(kind, obj)) is not None:
+    if kind in SPEC_WRITTEN_KINDS and (planted := foreign_spec(kind, obj)) is not None:
         return planted
     meta = obj.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
@@ -94,8 +96,8 @@ def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
 
 def refusal_reason(kind: str, obj: Mapping[str, Any]) -> str:
     """The reason the engine refuses an object foreign_status finds written by another hand with: SpecWrittenByAnother
-    where its spec was (foreign_spec, a Workflow's), else StatusWrittenByAnother."""
-    return FOREIGN_SPEC if kind == WORKFLOW_KIND and foreign_spec(kind, obj) is not None else FOREIGN_STATUS
+    where its spec was (foreign_spec: a Workflow's, Job's or WorkloadRun's), else StatusWrittenByAnother."""
+    return FOREIGN_SPEC if kind in SPEC_WRITTEN_KINDS and foreign_spec(kind, obj) is not None else FOREIGN_STATUS
 
 
 def written_by_nvcre_alone(obj: Mapping[str, Any], field: str) -> bool:

@@ -22,6 +22,7 @@ from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
 from nvcre_tui.engine.controllers.disowned import end_disowned_job
+from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.iterations import (TIMED_OUT_EVERYWHERE, blamed_members, blamed_nodes, timed_out_said, current_groups, diagnose_convictions, finished_iterations,
                                                      group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
@@ -86,9 +87,10 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
     orch["groups"] = groups
     if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups):
         return await _round_complete(ctx, wf, orch, jobs, world)
-    await _launch(ctx, wf, orch, jobs)
+    ended = await _launch(ctx, wf, orch, jobs)
     await ctx.patch_status(WORKFLOW, wf, {"orchestration": stored_orchestration(orch)})
-    return 0.0 if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups) else None  # none launched: its end next
+    # none launched: its end next; or one launched on a Job that ended already (refused), whose change woke nobody
+    return 0.0 if ended or all(group["phase"] in (SUCCEEDED, FAILED) for group in groups) else None
 
 
 def _untested(groups: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -207,10 +209,13 @@ def _job_name(wf: Obj, orch: Obj, group: Obj) -> str:
                     iteration=int(orch.get("currentIteration", 1)))
 
 
-async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> None:
+async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> bool:
+    """Launch the Pending groups that may run now; whether one of them has a Job that ended already (one the engine
+    refused before its group launched: created by another hand under the name it gives the group's Job)."""
     limit = int(wf["spec"]["orchestration"].get("execution", {}).get("maxConcurrent") or 0)
     running = [set(g["nodes"]) for g in orch["groups"] if g["phase"] == "Running"]
     iteration = str(orch.get("currentIteration", 1))
+    ended = False
     # A Job made for a group before its status said so (an engine stopped in between, perhaps an older one that
     # named Jobs otherwise) is adopted: a second Job on the same nodes would hold their GPUs against the first.
     # Every Job of the Workflow, at each of its reconciles (labels_of twice a Job was 5% of a 3,000-node run).
@@ -237,12 +242,14 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
         job = {"apiVersion": wf["apiVersion"], "kind": "Job", "spec": spec,
                "metadata": {"name": name, "labels": labels, "annotations": {ANNOTATION_GROUP_NODES: group_nodes_value(group["nodes"])}}}
         try:
-            await ctx.create_child(JOB, wf, job)
+            made_now = await ctx.create_child(JOB, wf, job)
         except NamespaceTerminating:  # it admits no new object: this round's Jobs are never made; the Workflow ends
             _not_launched(wf, orch, name, ctx.now())
-            return
+            return ended
+        ended = ended or is_done(as_nvcre_reads_it(JOB.kind, made_now))
         group.update(phase="Running", jobRef=name, startTime=ctx.now())
         running.append(set(group["nodes"]))
+    return ended
 
 
 def _closing(groups: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:

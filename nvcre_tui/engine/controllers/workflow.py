@@ -216,15 +216,6 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
     running = [set(g["nodes"]) for g in orch["groups"] if g["phase"] == "Running"]
     iteration = str(orch.get("currentIteration", 1))
     ended = False
-    # A Job made for a group before its status said so (an engine stopped in between, perhaps an older one that
-    # named Jobs otherwise) is adopted: a second Job on the same nodes would hold their GPUs against the first.
-    # Every Job of the Workflow, at each of its reconciles (labels_of twice a Job was 5% of a 3,000-node run).
-    made: dict[tuple[Any, Any], Obj] = {}
-    for job in jobs.values():
-        meta = job["metadata"]  # labels_of inlined: each Job's labels read once
-        if not meta.get("deletionTimestamp"):
-            labels = meta.get("labels")
-            made[(labels.get(LABEL_GROUP), labels.get(LABEL_ITERATION)) if isinstance(labels, dict) else (None, None)] = job
     for group in orch["groups"]:
         if group["phase"] != "Pending":
             continue
@@ -232,8 +223,7 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
             break
         if any(not busy.isdisjoint(group["nodes"]) for busy in running):
             continue
-        adopted = made.get((group["name"], iteration))
-        name = adopted["metadata"]["name"] if adopted is not None and group_nodes(adopted) == list(group["nodes"]) else _job_name(wf, orch, group)
+        name = _launched_name(wf, orch, group, jobs)
         template = wf["spec"]["jobTemplate"]
         labels = {**(labels_of(template)), LABEL_WORKFLOW: wf["metadata"]["name"], LABEL_GROUP: group["name"], LABEL_ITERATION: iteration}
         # The group's own size (an overflow or a clique's part differs from nodesPerJob): `kubectl get`'s Nodes column.
@@ -250,6 +240,23 @@ async def _launch(ctx: Context, wf: Obj, orch: Obj, jobs: Mapping[str, Obj]) -> 
         group.update(phase="Running", jobRef=name, startTime=ctx.now())
         running.append(set(group["nodes"]))
     return ended
+
+
+def _launched_name(wf: Obj, orch: Obj, group: Obj, jobs: Mapping[str, Obj]) -> str:
+    """The name of the group's Job: the one the engine gives it, unless a Job made for the group before its status said
+    so (an engine stopped in between) stands under an older engine's name (a diagnose test's `<workflow>-<test>-iter-<n>`)
+    on its nodes, which is adopted: a second Job on the same nodes would hold their GPUs against the first. Only one of
+    the Workflow's own Jobs (`jobs`: those whose controller ownerReference names its uid), by its name, which nobody may
+    change; never by its group and iteration labels, which anyone may edit: an earlier iteration's Job relabelled stood
+    for the next one, never run. A Job under the engine's own name is the group's whatever it holds (create_child
+    returns it): one another hand made is refused (controllers/foreign.py)."""
+    name = _job_name(wf, orch, group)
+    iteration = int(orch.get("currentIteration", 1))
+    older = job_name(wf["metadata"]["name"], group["name"], single=False, diagnose=False, iteration=iteration)
+    made = jobs.get(older) if older != name else None
+    if made is not None and not made["metadata"].get("deletionTimestamp") and group_nodes(made) == list(group["nodes"]):
+        return older
+    return name
 
 
 def _closing(groups: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:

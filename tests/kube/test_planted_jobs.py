@@ -6,17 +6,22 @@ naming its fields and writer, never run, no node blamed, and its group read as r
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from nvcre_tui.cli import main
 from nvcre_tui.engine.api.bodies import run_name
 from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, FOREIGN_STATUS, LABEL_GROUP, RESULT_PASSED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.kube import KubeStore
-from tests.kubeapi import Fault
 from tests.kube.cluster import a_job_in_progress, case_certification, certification_over, simulated_on_cluster
+from tests.kubeapi import Fault
 from tests.scenarios.harness import CASES
 
 from .test_engine_rbac import cluster  # noqa: F401 - cluster is a fixture
@@ -62,7 +67,8 @@ def _refusal(job: Obj) -> Obj:
     return cond.find(job["status"]["conditions"], "Failed") or {}
 
 
-async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(cluster) -> None:  # noqa: F811
+async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(cluster, tmp_path: Path,  # noqa: F811
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
     async with simulated_on_cluster(cluster, CASE, hand="kubectl-create") as (admin, hand, engine, _):
         await admin.create(CERTIFICATION, case_certification(CASE, NAMESPACE))
         assert await engine.run_until_settled(until=functools.partial(a_job_in_progress, admin, NAMESPACE), max_seconds=600)
@@ -79,6 +85,17 @@ async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(clus
         assert not refused["status"].get("failedNodes") and not refused["status"].get("measurements")
         assert not [run for run in (await admin.list(WORKLOADRUN, NAMESPACE)).items
                     if run["metadata"]["name"].startswith(planted["metadata"]["name"])]  # never run
+
+        # the report leaves the Job out (damaged) and says why its group failed, from the group: the refusal, its writer
+        capsys.readouterr()
+        code = await asyncio.to_thread(main, ["certification", "report", CASE.name, "-o", "json", "--kubeconfig", cluster[1],
+                                               "--history", str(tmp_path / "h.db")])
+        out, err = capsys.readouterr()
+        report = json.loads(out)
+        [failed] = report["categories"][0]["failedGroups"]
+        assert (code, report["result"], report["failedNodes"], report["inconclusiveNodes"]) == (1, "FAILED", [], []), report
+        assert (failed["name"], failed["reason"], failed["failedNodes"]) == ("group-2", FOREIGN_STATUS, [])
+        assert failed["message"] == _refusal(refused)["message"] and "written by kubectl-create" in err
 
 
 async def test_a_job_planted_on_another_node_list_blames_nobody(cluster) -> None:  # noqa: F811

@@ -263,7 +263,8 @@ def _group_rows(category: CategoryView, threshold: str | None) -> tuple[list[Obj
                 status = job_status(job)
                 failed_groups.append({
                     "name": label, "nodeCount": len(group["nodes"]), "nodes": group["nodes"], "reason": group.get("reason") or "",
-                    "message": _failure_message(job),
+                    # the group's own word where its Job is not read (deleted, or refused: another hand's spec or status)
+                    "message": _failure_message(job) or str(group.get("message") or ""),
                     "failedNodes": with_blame(group["nodes"], group_failures(group, group["nodes"], category.job_of(group))),
                     "failureLog": status.get("failureLog"),
                 })

@@ -30,8 +30,11 @@ SPEC_WRITTEN_KINDS = frozenset({"Workflow", "Job", "WorkloadRun"})
 
 
 def _is_nvcre(manager: str) -> bool:
-    name = manager.split("/")[0]
-    return name == NVCRE_MANAGER or name.startswith(f"{NVCRE_MANAGER}-")
+    name = manager.partition("/")[0]
+    return name == NVCRE_MANAGER or name.startswith(_NVCRE_PREFIX)
+
+
+_NVCRE_PREFIX = f"{NVCRE_MANAGER}-"
 
 
 def _status_fields(entry: Mapping[str, Any]) -> list[str]:
@@ -59,24 +62,25 @@ def foreign_status(kind: str, obj: Mapping[str, Any]) -> str | None:
     nvcre did not render is no result nvcre measured (refused under its own reason: refusal_reason)."""
     if kind not in RESOURCES_BY_KIND:
         return None
-    if kind in SPEC_WRITTEN_KINDS and (planted := foreign_spec(kind, obj)) is not None:
-        return planted
+    spec = kind in SPEC_WRITTEN_KINDS
+    status: str | None = None
     meta = obj.get("metadata")
     entries = meta.get("managedFields") if isinstance(meta, Mapping) else None
+    # one pass (every child of an owner is read through this at each of its reconciles), nvcre's entries skipped first
     for entry in entries if isinstance(entries, list) else []:
-        if not isinstance(entry, Mapping) or entry.get("subresource") != STATUS_SUBRESOURCE:
+        if not isinstance(entry, Mapping) or _is_nvcre(manager := str(entry.get("manager") or "")):
             continue
-        manager = str(entry.get("manager") or "")
-        fields = _status_fields(entry)
-        if _is_nvcre(manager) or not fields:
-            continue
-        return f"{_named(fields)} written by {manager or 'an unnamed field manager'}, not by nvcre: not a result nvcre measured"
-    return None
+        subresource = entry.get("subresource")
+        if spec and not subresource and (planted := _spec_written(entry, manager)) is not None:
+            return f"{planted}: not a result nvcre measured"  # before any status: the whole object is another's
+        if status is None and subresource == STATUS_SUBRESOURCE and (fields := _status_fields(entry)):
+            status = f"{_named(fields)} written by {_writer(manager)}, not by nvcre: not a result nvcre measured"
+    return status
 
 
 def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
     """Who other than nvcre wrote an nvcre object's spec, and which fields (`its spec was written by kubectl-create, not
-    rendered by nvcre (spec.jobTemplate, spec.orchestration): not a result nvcre measured`), or None. The engine creates
+    rendered by nvcre (spec.jobTemplate, spec.orchestration)`), or None. The engine creates
     its children under names it can tell in advance: one created before it under that name, owned by the parent's uid
     (copied by hand), would otherwise be taken for its own with whatever spec it holds (looser thresholds, other nodes).
     A Workflow's spec is immutable once created (its CRD's rule), so its writer is its creator, or an apply of the same
@@ -88,10 +92,20 @@ def foreign_spec(kind: str, obj: Mapping[str, Any]) -> str | None:
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, Mapping) or entry.get("subresource") or _is_nvcre(manager := str(entry.get("manager") or "")):
             continue
-        if fields := _fields_under(entry, "spec"):
-            return (f"its spec was written by {manager or 'an unnamed field manager'}, not rendered by nvcre ({_named(fields)}): "
-                    "not a result nvcre measured")
+        if (planted := _spec_written(entry, manager)) is not None:
+            return planted
     return None
+
+
+def _spec_written(entry: Mapping[str, Any], manager: str) -> str | None:
+    """The spec fields one writer's (not nvcre's) managedFields entry of the main resource owns, as foreign_spec says
+    them, or None."""
+    fields = _fields_under(entry, "spec")
+    return f"its spec was written by {_writer(manager)}, not rendered by nvcre ({_named(fields)})" if fields else None
+
+
+def _writer(manager: str) -> str:
+    return manager or "an unnamed field manager"
 
 
 def refusal_reason(kind: str, obj: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from nvcre_tui.engine.report.text import render_text
 from nvcre_tui.widgets.detail import job_detail
 from tests.scenarios.harness import run_case
 
-NOTE = "busBandwidthGBps is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {}, averages all sizes"
+NOTE = "busBandwidthGBps is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {} GB/s, averages all sizes"
 
 
 def _threshold_groups(report: dict) -> list[dict]:

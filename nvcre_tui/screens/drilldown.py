@@ -35,7 +35,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.diagnose.clearance import Clearance, clearance
 from nvcre_tui.engine.judging.thresholds import diagnosis_values, value_shower
 from nvcre_tui.engine.diagnose.summary import crossing, record_text, rounds_weighed, tests_said, verdict_rows
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, with_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import measured_whole, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, CertificationView, pods_pending
@@ -371,7 +371,7 @@ class DrilldownScreen(NvcreScreen):
         named = set(fault.tests)
         for test in state.get("tests") or []:
             if test.get("group") in named:
-                value = (f"  {shown_measurement(BUS_BANDWIDTH, test['value'], threshold=fault.threshold)} {BANDWIDTH_UNIT}"
+                value = (f"  {with_unit(BUS_BANDWIDTH, shown_measurement(BUS_BANDWIDTH, test['value'], threshold=fault.threshold))}"
                          if test.get("value") is not None else "")
                 text.append(f"  {'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) on {', '.join(test.get('nodes') or [])}{value}\n")
         text.append("\nl: the last failed test's log   b: bandwidth\n")
@@ -390,7 +390,7 @@ class DrilldownScreen(NvcreScreen):
         why = unblamed.reason if unblamed else f"waiting for pods: {pending}" if pending is not None else group.get("reason") or ""
         text = f"{glyph} {group['name']} ({count(len(group['nodes']), 'node')})"
         evidence = job_status(job).get("evidence") if job is not None else None  # its Job gone: the category's threshold judges it
-        text += f"  {why}" + (f"  {shown_measurement(BUS_BANDWIDTH, busbw, evidence, _threshold(wf))} {BANDWIDTH_UNIT}" if busbw is not None else "")
+        text += f"  {why}" + (f"  {with_unit(BUS_BANDWIDTH, shown_measurement(BUS_BANDWIDTH, busbw, evidence, _threshold(wf)))}" if busbw is not None else "")
         data = {"kind": "group", "group": group, "job": job, "workflow": wf, "verdicts": verdicts}
         holder = parent.add(text, data=data | ({"subject": unblamed.node, "failed": True, "unblamed": unblamed} if unblamed else {}))
         failures = group_failures(group, group["nodes"], job)

@@ -19,7 +19,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history import queries
 from nvcre_tui.engine.judging.results import job_failures
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
-from nvcre_tui.engine.parsers.measurements import shown_unit
+from nvcre_tui.engine.parsers.measurements import with_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.report.model import not_measured_said, with_blame
@@ -75,7 +75,7 @@ def shown_measurement(key: str, value: float, evidence: Sequence[Mapping[str, An
 def measurements_text(text: Text, measurements: Mapping[str, float] | None, evidence: Sequence[Mapping[str, Any]] | None = None) -> None:
     """Append every measurement with its unit, each on its side of the threshold in `evidence` that judged it."""
     for key, value in sorted((measurements or {}).items()):
-        label(text, key, f"{shown_measurement(key, value, evidence)} {shown_unit(key)}".rstrip())
+        label(text, key, with_unit(key, shown_measurement(key, value, evidence)))
 
 
 def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> None:

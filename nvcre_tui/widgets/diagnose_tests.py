@@ -11,7 +11,7 @@ from rich.text import Text
 
 from nvcre_tui.engine.api.vocabulary import FAILED
 from nvcre_tui.engine.diagnose.clearance import Clearance
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit, with_unit
 from nvcre_tui.engine.units import count
 from nvcre_tui.widgets.detail import shown, shown_measurement
 
@@ -32,7 +32,7 @@ def tested_line(test: Mapping[str, Any], node: str, judged: Judged | str | None 
     where a named link fault explains the failure (`crossed`)."""
     failed = test.get("passed") is False
     said = (f"  {test['reason']}" if test.get("reason") and failed
-            else f"  {_value(test, judged)} {BANDWIDTH_UNIT}" if test.get("value") is not None else "")
+            else f"  {with_unit(BUS_BANDWIDTH, _value(test, judged))}" if test.get("value") is not None else "")
     said += " (link fault)" if failed and crossed is not None and crossed(test) else ""
     partners = ", ".join(n for n in test.get("nodes") or () if n != node) or "no partner"
     return f"{'✓' if test.get('passed') else '✗'} {test['group']} ({test['stage']}) with {partners}{said}"
@@ -44,7 +44,7 @@ def passes_said(cleared: Clearance, judged: Judged | str | None = None) -> str:
     values = [f"{t['group']}" + (f" at {_value(t, judged)}" if t.get("value") is not None else "") for t in cleared.passes]
     if not values:
         return "passed no test"
-    unit = f" {BANDWIDTH_UNIT}" if any(t.get("value") is not None for t in cleared.passes) else ""
+    unit = f" {shown_unit(BUS_BANDWIDTH)}" if any(t.get("value") is not None for t in cleared.passes) else ""
     if len(values) == 1:
         return f"passed {values[0]}{unit}"
     return f"passed {len(values)} tests ({', '.join(values)}{unit})"

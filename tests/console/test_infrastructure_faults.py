@@ -60,7 +60,7 @@ def test_a_fault_names_its_link_or_uplink() -> None:
     fault = InfraFault(("a", "b"), "m", "c/v", "wf", "k")
     assert fault.subject == "fabric a ↔ b degraded" and fault.measured == "-"
     assert InfraFault(("a",), "m", "c/v", "wf", "k", values=(184.0,)).subject == "uplink of a degraded"
-    assert InfraFault(("a",), "m", "c/v", "wf", "k", values=(184.0,)).measured == "busBandwidthGBps 184.00"
+    assert InfraFault(("a",), "m", "c/v", "wf", "k", values=(184.0,)).measured == "busBandwidthGBps 184.00 GB/s"
 
 
 async def test_the_dashboard_lists_each_fault_and_opens_its_evidence_and_log(finished_link_faults: Path) -> None:

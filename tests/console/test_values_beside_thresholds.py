@@ -118,9 +118,9 @@ def test_a_diagnosis_tests_values_are_shown_on_their_side_of_the_threshold() -> 
     row = {"node": "n1", "verdict": "faulty", "record": "failed 2 of 2 tests"}
     lines = DrilldownScreen._verdict_detail(row, state, "value >= 480").plain.splitlines()
     assert "  ✗ r2-inter-1 (inter) with n4  479.9996 GB/s" in lines, lines
-    assert fault.measured == "busBandwidthGBps 479.99-479.9996 in 2 tests (value >= 480)"  # it read 479.99-480.00
+    assert fault.measured == "busBandwidthGBps 479.99-479.9996 GB/s in 2 tests (value >= 480)"  # it read 479.99-480.00
     crashed = InfraFault(("a", "b"), "degraded", "communication/nccl-all-reduce", "wf", "k", values=(481.36294811734,), threshold="value >= 480")
-    assert crashed.measured == "busBandwidthGBps 481.36 (value >= 480)"  # a test that failed otherwise, judged as measured
+    assert crashed.measured == "busBandwidthGBps 481.36 GB/s (value >= 480)"  # a test that failed otherwise, judged as measured
 
 
 def _evidence(expression: str, value: float) -> dict[str, Any]:

@@ -93,7 +93,7 @@ def test_a_link_fault_carries_its_measured_evidence_in_every_format() -> None:
     assert [m["test"] for m in evidence["failedTests"]] == [t for t in fault["tests"] if tests[t]["passed"] is False]
     assert all(m["value"] == tests[m["test"]]["value"] < 300 for m in evidence["failedTests"])
     values = [m["value"] for m in evidence["failedTests"]]
-    span = f"busBandwidthGBps {min(values):.2f}-{max(values):.2f} in {len(values)} tests (value >= 300)"
+    span = f"busBandwidthGBps {min(values):.2f}-{max(values):.2f} GB/s in {len(values)} tests (value >= 300)"
     assert evidence["measured"] == span
     assert f"Infra fault:  {fault['message']}; {span}" in render_text(report)
     failures = "".join(f.text or "" for f in ET.fromstring(render_junit([report]).split("?>", 1)[1]).iter("failure"))
@@ -111,6 +111,19 @@ def test_a_verdicts_values_are_printed_as_the_report_prints_them() -> None:
         values = re.findall(r"(?:at|passed at|,) (\d+\.\d+)", " ".join(records + messages))
         assert values, case
         assert all(len(v.split(".")[1]) == 2 for v in values), (case, values)
+
+
+def test_a_verdicts_values_carry_their_unit_in_the_record_and_the_conviction() -> None:
+    """`failed 3 of 3 tests (r0-screen-0 at 243.18, r1-confirm-2 at 241.82 ...)`: the record, the conviction message
+    (failed-nodes ConfigMap, text summary, console) and the fault's span gave a bandwidth with no unit, beside the
+    group rows' `243.18 GB/s`."""
+    report = run_case("diagnose-slow-gpu").report
+    records = [v["record"] for c in report["categories"] for v in (c.get("diagnose") or {}).get("verdicts") or []]
+    messages = [f["message"] for c in report["categories"] for f in c.get("failedNodes") or [] if str(f.get("message")).startswith("diagnose: ")]
+    said = " ".join(records + messages)
+    values = re.findall(r"(?:at|,) \d+\.\d+( GB/s)?", said)
+    assert records and messages and values and all(values), said
+    assert re.search(r"failed \d+ of \d+ tests \([^)]* at \d+\.\d+ GB/s", render_text(report))
 
 
 def test_the_summary_names_the_infrastructure_faults_that_failed_it() -> None:

@@ -24,7 +24,7 @@ import celpy
 import celpy.celtypes as ct
 
 from nvcre_tui.engine.judging.cel import CelExpressionError, build_program, cel_type_name, evaluate, one_line, plain_reason
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, METRICS, Metric, whole_count
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, METRICS, Metric, whole_count, with_unit
 
 VALUE_VARIABLE = "value"
 #: The evidence reason of a threshold that could not be evaluated on a measurement: the expression is at fault,
@@ -172,11 +172,12 @@ def shown_measured(key: str, expression: str, value: float, passed: bool) -> str
 
 
 def value_shower(key: str, expression: str | None) -> Callable[[float, bool], str]:
-    """(value, passed) -> the value as `expression` judged it, on its side (shown_measured): for a diagnosis's records,
-    which know each test's verdict but not the threshold. Six significant digits without an expression."""
+    """(value, passed) -> the value as `expression` judged it, on its side (shown_measured), with its unit ("243.18
+    GB/s"): for a diagnosis's records, which know each test's verdict but not the threshold. Six significant digits
+    without an expression."""
     if not expression:
-        return lambda value, passed: f"{value:g}"
-    return lambda value, passed: shown_measured(key, expression, value, passed)
+        return lambda value, passed: with_unit(key, f"{value:g}")
+    return lambda value, passed: with_unit(key, shown_measured(key, expression, value, passed))
 
 
 def diagnosis_values(thresholds: Mapping[str, str] | None) -> Callable[[float, bool], str]:

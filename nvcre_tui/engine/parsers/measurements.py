@@ -107,7 +107,13 @@ def whole_count(key: str, value: float) -> str | None:
     return f"{value:.0f}" if metric is not None and metric.count and float(value).is_integer() else None
 
 
+def with_unit(key: str, number: str) -> str:
+    """A measured number of `key` (already shown: on its side of a threshold, or a span "183.59-186.63") with its unit,
+    as every report, command and screen writes it: "243.18 GB/s", "7 tests", "0.92" (a ratio has none). The one place a
+    value meets its unit: a diagnosis's record read "failed 3 of 3 tests (r0-screen-0 at 243.18, ...)"."""
+    return f"{number} {shown_unit(key)}".rstrip()
+
+
 def shown_value(key: str, value: float) -> str:
     """A measurement as people read it: a count whole ("7 tests"), anything else to two decimals with its unit."""
-    number = whole_count(key, value) or f"{value:.2f}"
-    return f"{number} {shown_unit(key)}".rstrip()
+    return with_unit(key, whole_count(key, value) or f"{value:.2f}")

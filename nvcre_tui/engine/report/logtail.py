@@ -23,7 +23,7 @@ from nvcre_tui.engine.api.bodies import job_status
 from nvcre_tui.engine.api.vocabulary import SIMULATED_OUTPUT
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.parsers import ParseError
-from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, with_unit
 from nvcre_tui.engine.parsers.nccl import parse_nccl
 
 __all__ = ["Fresh", "LogCursor", "ANCHOR_LINES", "HEAD_LINES", "GAP_LINE", "kept_tail", "nccl_average_note", "played_elsewhere",
@@ -45,7 +45,7 @@ def nccl_average_note(tail: str | None) -> str | None:
         return None
     if average is None:
         return None
-    return f"{BUS_BANDWIDTH} is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {average:g}, averages all sizes"
+    return f"{BUS_BANDWIDTH} is the bus bandwidth at the best message size; the log's Avg bus bandwidth, {with_unit(BUS_BANDWIDTH, f'{average:g}')}, averages all sizes"
 
 
 PODS_GONE = "the run's pods are gone"

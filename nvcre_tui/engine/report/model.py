@@ -26,7 +26,7 @@ from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, THRESHOLD_VIOLATED, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
-    ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU,
+    ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU, with_unit,
 )
 from nvcre_tui.engine.parsers.nccl_model import NOTE_PREFIX as NCCL_NOTE
 from nvcre_tui.engine.report.nodestates import blamed_state, compute, diagnosis_open
@@ -465,7 +465,7 @@ def category_report(category: CategoryView) -> Obj:
 
 
 def measured_span(values: Sequence[float], threshold: str | None) -> str:
-    """Failed tests' values against the threshold: "busBandwidthGBps 184.28-186.11 in 4 tests (value >= 300)"; "-"
+    """Failed tests' values against the threshold: "busBandwidthGBps 184.28-186.11 GB/s in 4 tests (value >= 300)"; "-"
     when none measured. Each value judged and shown on its side (a test that failed otherwise may have measured a pass)."""
     if not values:
         return "-"
@@ -476,7 +476,7 @@ def measured_span(values: Sequence[float], threshold: str | None) -> str:
 
     span = shown(low) if low == high else f"{shown(low)}-{shown(high)}"
     tests = f" in {len(values)} tests" if len(values) > 1 else ""
-    return f"{BUS_BANDWIDTH} {span}{tests}" + (f" ({threshold})" if threshold else "")
+    return f"{BUS_BANDWIDTH} {with_unit(BUS_BANDWIDTH, span)}{tests}" + (f" ({threshold})" if threshold else "")
 
 
 def fault_evidence(fault: Mapping[str, Any], tests: Sequence[Mapping[str, Any]], threshold: str | None) -> Obj:
@@ -492,7 +492,7 @@ def fault_evidence(fault: Mapping[str, Any], tests: Sequence[Mapping[str, Any]],
 
 def fault_said(fault: Mapping[str, Any]) -> str:
     """An infrastructure fault's message and what its failed tests measured: "degraded fabric between clique-1 and
-    clique-2 (failed: r1-inter-0, r2-link-6); busBandwidthGBps 185.05-186.23 in 2 tests (value >= 300)"."""
+    clique-2 (failed: r1-inter-0, r2-link-6); busBandwidthGBps 185.05-186.23 GB/s in 2 tests (value >= 300)"."""
     measured = (fault.get("evidence") or {}).get("measured")
     return str(fault.get("message") or "") + (f"; {measured}" if measured and measured != "-" else "")
 

@@ -354,7 +354,7 @@ class DrilldownScreen(NvcreScreen):
         text = Text()
         label(text, "Node", cleared.node)
         tests = [t for t in state.get("tests") or [] if cleared.node in (t.get("nodes") or ())]
-        label(text, "Verdict", f"healthy, {record_text(tests, limit=6, crossed=crossing(state), shown=value_shower(BUS_BANDWIDTH, threshold))}")
+        label(text, "Verdict", f"healthy, {record_text(tests, limit=6, crossed=crossing(state), shown=value_shower(BUS_BANDWIDTH, threshold), node=cleared.node)}")
         label(text, "Cleared", passes_said(cleared, threshold))
         text.append("\n")
         clearance_text(text, cleared, threshold)

@@ -495,6 +495,30 @@ def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_n
     assert "reason" not in stored.evidence(wave[2].nodes[0])[0]  # a passed test has none
 
 
+def test_a_node_a_hardware_check_flagged_is_faulty_at_once_whatever_it_passed_before() -> None:
+    """A reference partner (it passed screening) whose GPU fell off the bus in a confirmation (the Job failed
+    HardwareFailureDetected on it alone) read `intermittent` only after more tests failed on it again, each held
+    against its partner too. The flag is direct evidence: faulty at once, kept through the stored state, and the
+    suspect beside it is not held to that test."""
+    from nvcre_tui.engine.diagnose.summary import record_text
+
+    state = start({"": [f"n{i}" for i in range(1, 9)]}, 2)
+    wave = plan_round(state)
+    state = record_round(state, {g.name: "n1" not in g.nodes for g in wave})
+    confirm = next(g for g in plan_round(state) if "n1" in g.nodes)
+    [partner] = [n for n in confirm.nodes if n != "n1"]
+    flagged = {confirm.name: [partner]}
+    state = record_round(state, {g.name: g.name != confirm.name for g in plan_round(state)}, reasons={confirm.name: "HardwareFailureDetected"},
+                         culprits=flagged, hardware=flagged)
+    stored = DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert stored.node_status[partner] == "faulty" and stored.node_status["n1"] != "faulty"
+    assert [t.get("hardware") for t in stored.evidence("n1")] == [None, [partner]]
+    assert record_text(stored.evidence(partner), node=partner) == f"failed 1 of 2 tests ({confirm.name} HardwareFailureDetected)"
+    assert f"{confirm.name} HardwareFailureDetected on {partner}" in record_text(stored.evidence("n1"), node="n1")
+    with pytest.raises(DiagnoseError, match="hardware-flagged"):
+        DiagnoseState.from_dict({**stored.to_dict(), "tests": [{**t, "h": [0, 7]} for t in stored.to_dict()["tests"]]})
+
+
 def test_a_missing_outcome_counts_as_a_failure() -> None:
     state = start(EIGHT_CLIQUES, 2)
     wave = plan_round(state)

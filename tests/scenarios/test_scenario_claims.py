@@ -343,6 +343,24 @@ def test_diagnose_verdicts(case: str, faulty: list[str]) -> None:
         assert record["metric"] == "busBandwidthGBps" and record["measured"] < 300
 
 
+def test_a_hardware_fault_after_a_pass_convicts_its_node_faulty_and_no_partner() -> None:
+    """gpu-node-05 passed screening, then the node health check flagged it (its GPU fell off the bus, the node was
+    cordoned): it read "intermittent, failed 4 of 5 tests" after four more tests that each failed on the health check
+    again, and each of those tests was held against its partner too."""
+    [category] = run_case("diagnose-hardware-fault-after-a-pass").report["categories"]
+    state = category["diagnose"]
+    assert state["faultyNodes"] == ["gpu-node-02", "gpu-node-05"] and state["intermittentNodes"] == [] and state["inconclusiveNodes"] == []
+    flagged = [t for t in state["tests"] if t.get("hardware")]
+    assert [t["hardware"] for t in flagged] == [["gpu-node-05"]] and flagged[0]["reason"] == HW  # convicted at once: no test after
+    assert any(t["passed"] for t in state["tests"] if "gpu-node-05" in t["nodes"])  # the premise: it passed before
+    [row] = [v for v in state["verdicts"] if v["node"] == "gpu-node-05"]
+    assert row["verdict"] == "faulty" and f"{flagged[0]['group']} {HW})" in row["record"]
+    partners = [n for n in flagged[0]["nodes"] if n != "gpu-node-05"]
+    assert partners and all(n in state["healthyNodes"] or n in state["faultyNodes"] for n in partners)
+    others = [v["record"] for v in state["verdicts"] if v["node"] in partners]  # a convicted partner's record names whose fault it was
+    assert all(f"{flagged[0]['group']} {HW} on gpu-node-05" in record for record in others if flagged[0]["group"] in record)
+
+
 def test_on_failure_diagnose_starts_from_every_iteration() -> None:
     """A node that failed only the first of two iterations is evidence the diagnosis weighs: it is rechecked, not
     cleared by the second iteration's pass; its record names the first iteration's test."""

@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_sp
 from nvcre_tui.engine.api.fit import pod_requests
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
-from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, IN_PROGRESS, LABEL_GROUP,
+from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
                                              LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
@@ -320,7 +320,7 @@ async def _diagnose_failures(ctx: Context, wf: Obj, orch: Obj, world: World) -> 
                if (node := world.node(name)) is not None}
     state = diagnose.follow_up(groups, int(spec.get("minGroupSize") or 2), limit,
                                within_domains=spec.get("withinDomains") is True, cliques=cliques, reasons=_failure_reasons(groups),
-                               culprits=_failure_culprits(groups))
+                               culprits=_failure_culprits(groups), hardware=_hardware_flagged(groups))
     if state is None:
         return None
     orch.update(diagnose=state.to_dict())
@@ -363,6 +363,12 @@ def _failure_culprits(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str
     return {str(g["name"]): blamed_members(g, g["nodes"]) for g in groups if g.get("phase") == FAILED and g.get("blamedMembers")}
 
 
+def _hardware_flagged(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each group that failed HardwareFailureDetected with the members the node health check flagged (its Job blamed
+    them alone): record_round's `hardware`, a conviction on its own, where a crash's named node is not."""
+    return {str(g["name"]): blamed_members(g, g["nodes"]) for g in groups if g.get("phase") == FAILED and g.get("reason") == HARDWARE_FAILURE_DETECTED}
+
+
 async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
     untested = _untested(orch["groups"])
@@ -373,7 +379,7 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
     state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
-                                  _failure_reasons(orch["groups"]), _failure_culprits(orch["groups"]))
+                                  _failure_reasons(orch["groups"]), _failure_culprits(orch["groups"]), _hardware_flagged(orch["groups"]))
     history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:

@@ -22,6 +22,11 @@ narrowing of an intra-rack run; a test across cliques takes the network there, a
 clique without a healthy node regroups its suspects inside it; no test spans two domains.
 
 Verdict rules (recomputed from the whole history after every round):
+- A node a hardware check flagged while a test ran (the Job failed HardwareFailureDetected on it: the node health
+  check over the Node, e.g. a GPU fallen off the bus) is convicted `faulty` on that alone, whatever it passed
+  before: it is direct evidence, not a failure to weigh (`intermittent` is for a node that fails part of the time).
+  Its conviction explains that test, so a partner is not held to it. A crash whose log names a node is no such
+  evidence (a flaky partner crashes a test beside a healthy node): it is weighed as below.
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
   cliques whose links no passing test has proven is *link-risky*: it blames no node until its links are proven.
 - A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
@@ -155,14 +160,15 @@ class GroupResult(TypedDict, total=False):
 
 def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
               within_domains: bool = False, cliques: Mapping[str, str] | None = None,
-              reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState | None:
+              reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None,
+              hardware: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
     Each node's domain is its group's when every group was cut inside one (intra-rack); else (a full-scale group spans
     several) `cliques`: node -> its domain as the Nodes are labelled ("" or absent: none), so the links between them
-    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`, `culprits`: as
-    record_round's."""
+    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`, `culprits`, `hardware`:
+    as record_round's."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
@@ -176,7 +182,8 @@ def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent
     values = measured(groups)
     members = [tuple(sorted(str(n) for n in g["nodes"])) for g in groups]
     imported = tuple(Probe(0, "screening", str(g["name"]), nodes, nodes, ok := g.get("phase") == "Succeeded", values.get(str(g["name"])),
-                           None if ok else (reasons or {}).get(str(g["name"])), () if ok else _culprits(culprits, str(g["name"]), nodes))
+                           None if ok else (reasons or {}).get(str(g["name"])), () if ok else _culprits(culprits, str(g["name"]), nodes),
+                           () if ok else _flagged(hardware, str(g["name"]), nodes))
                      for g, nodes in zip(groups, members, strict=True))
     recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)
@@ -190,11 +197,13 @@ def plan_round(state: DiagnoseState) -> list[Group]:
 
 
 def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None,
-                 reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState:
+                 reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None,
+                 hardware: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState:
     """The state after the current wave, given each group's outcome (missing or timed out = failed), where the Job
     measured one its value (bus bandwidth), for a failed group whose value is not why it failed, the reason (the
     Workflow controller's `_failure_reasons`), and the members its own log named where it named some, not all
-    (`_failure_culprits`)."""
+    (`_failure_culprits`), and the members a hardware check flagged while it ran (`_hardware_flagged`: the Job failed
+    HardwareFailureDetected), each convicted `faulty` on that alone."""
     if state.complete:
         raise DiagnoseError("diagnose: the run is complete; there is no round to record")
     if not isinstance(passed, Mapping):
@@ -208,7 +217,8 @@ def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mappi
         raise DiagnoseError(f"diagnose round {state.round}: outcome must be true or false for: {', '.join(wrong)}")
     values, reasons = values or {}, reasons or {}
     done = tuple(replace(p, passed=(ok := passed.get(p.group, False)), value=_number(values.get(p.group)),
-                         reason=None if ok else reasons.get(p.group), culprits=() if ok else _culprits(culprits, p.group, p.nodes))
+                         reason=None if ok else reasons.get(p.group), culprits=() if ok else _culprits(culprits, p.group, p.nodes),
+                         hardware=() if ok else _flagged(hardware, p.group, p.nodes))
                  for p in state.plan)
     recorded = replace(state, round=state.round + 1, tests=state.tests + done, plan=())
     ev = Evidence(recorded)
@@ -220,6 +230,12 @@ def _culprits(culprits: Mapping[str, Sequence[str]] | None, group: str, nodes: t
     """The members of `group` its log named; a name that is not a member is not the test's to blame."""
     named = set((culprits or {}).get(group) or ())
     return tuple(n for n in nodes if n in named) if len(named & set(nodes)) < len(nodes) else ()
+
+
+def _flagged(hardware: Mapping[str, Sequence[str]] | None, group: str, nodes: tuple[str, ...]) -> tuple[str, ...]:
+    """The members of `group` a hardware check flagged (every one of them, if it flagged all)."""
+    flagged = set((hardware or {}).get(group) or ())
+    return tuple(n for n in nodes if n in flagged)
 
 
 class NodeRecord(TypedDict):
@@ -263,7 +279,7 @@ def stored_records(data: Mapping[str, object], nodes: Iterable[str], limit: int 
         for node in wanted.intersection(probe.nodes):
             tests[node].append(probe.evidence())
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
-    return {node: record_text(found, limit=limit, crossed=crossed, shown=shown) for node, found in tests.items() if found}
+    return {node: record_text(found, limit=limit, crossed=crossed, shown=shown, node=node) for node, found in tests.items() if found}
 
 
 # Tests about the links between cliques: their members stand for their cliques; a healthy one is not under test.
@@ -290,7 +306,7 @@ VERDICT_PREFIX = "diagnose: "  # a diagnosis's verdict message (the failed-nodes
 def verdict_message(state: DiagnoseState, node: str, shown: ValueShown = significant) -> str:
     """One line for the failed-nodes ConfigMap: the verdict and the tests that decided it."""
     crossed = link_faults_crossed(dict(state.domains), [note.cliques for note in state.infrastructure_faults])
-    return f"{VERDICT_PREFIX}{state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed, shown=shown)}"
+    return f"{VERDICT_PREFIX}{state.node_status[node]}, {record_text(state.evidence(node), crossed=crossed, shown=shown, node=node)}"
 
 
 def _number(value: object) -> float | None:

@@ -78,6 +78,9 @@ def _explained_by(test: Mapping[str, Any], node: str, convicted: Mapping[str, st
     """What explains one failed test of a cleared node, as the diagnosis weighs it: the other members its own log
     named; else its convicted members and the named link faults it spans (both, when both); () when nothing does
     (the node's passes outweighed it)."""
+    flagged = [str(n) for n in test.get("hardware") or () if n != node]
+    if flagged:
+        return (f"{', '.join(flagged)} (flagged by the node health check: a hardware fault)",)
     culprits = [str(n) for n in test.get("culprits") or () if n != node]
     if culprits:
         return (f"{', '.join(culprits)} (named by its log)",)

@@ -49,7 +49,9 @@ class Evidence:
         # A failure its own log put on some members (a crash naming its node) says nothing of the links it crossed.
         self.open_hypotheses = {i: frozenset(links.within(self.spans[i], self.uplinks) - self.eliminated)
                                 for i, t in enumerate(self.tests) if not t.passed and len(self.spans[i]) >= 2 and not t.culprits}
-        self.convicted: dict[str, Verdict] = {}
+        # Nodes a hardware check flagged during a failed test: convicted faulty on that alone (see _solve).
+        self.flagged = frozenset(n for t in self.tests if t.passed is False for n in t.hardware)
+        self.convicted: dict[str, Verdict] = {n: "faulty" for n in sorted(self.flagged)}
         self.named: dict[Hypothesis, tuple[int, ...]] = {}
         self._unsearched_named = False  # `named` holds a fabric or flaky link (see _name_links), not the search's faults
         self._solve()
@@ -67,7 +69,7 @@ class Evidence:
                     self.convicted[node] = "faulty" if self.passes[node] == 0 else "intermittent"
                     changed = True
                     self._forget()
-            for node in sorted(self.convicted):
+            for node in sorted(self.convicted.keys() - self.flagged):  # a hardware fault is never withdrawn
                 verdict = self.convicted.pop(node)
                 self._forget()
                 if self._convicts(node):

@@ -56,6 +56,9 @@ class Probe:
     # The members a failed test's own log named (its Job blamed them, not the whole group): the failure is theirs,
     # no evidence about the links between cliques it crossed.
     culprits: tuple[str, ...] = ()
+    # The members a hardware check flagged while the test ran (the Job's HardwareFailureDetected: the node health
+    # check over the Node, e.g. a GPU fallen off the bus): direct evidence of their fault, whatever they passed before.
+    hardware: tuple[str, ...] = ()
 
     @property
     def padding(self) -> tuple[str, ...]:
@@ -71,6 +74,8 @@ class Probe:
             data["reason"] = self.reason
         if self.culprits:
             data["culprits"] = list(self.culprits)
+        if self.hardware:
+            data["hardware"] = list(self.hardware)
         return data
 
 
@@ -224,8 +229,8 @@ class DiagnoseState:
 
 
 def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
-    """A test as {r, s, g, n, u, p, v, x, c}: round, stage, group, node indices, subject indices, passed, value, reason,
-    culprit indices."""
+    """A test as {r, s, g, n, u, p, v, x, c, h}: round, stage, group, node indices, subject indices, passed, value, reason,
+    culprit indices, indices of the members a hardware check flagged."""
     data: dict[str, Any] = {"r": probe.round, "s": probe.stage, "g": probe.group, "n": _ranges([index[n] for n in probe.nodes])}
     if probe.subjects != probe.nodes:
         data["u"] = _ranges([index[n] for n in probe.subjects])
@@ -237,6 +242,8 @@ def _encode(probe: Probe, index: Mapping[str, int]) -> dict[str, Any]:
         data["x"] = probe.reason
     if probe.culprits:
         data["c"] = _ranges([index[n] for n in probe.culprits])
+    if probe.hardware:
+        data["h"] = _ranges([index[n] for n in probe.hardware])
     return data
 
 
@@ -254,7 +261,11 @@ def _decode(data: Mapping[str, Any], names: tuple[str, ...]) -> Probe:
     culprits = _indexed(data["c"], names) if "c" in data else ()
     if not set(culprits) <= set(nodes):
         raise DiagnoseError(f"diagnose state: test {data.get('g')!r} names culprits ('c') that are not its members")
-    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value), reason, culprits)
+    hardware = _indexed(data["h"], names) if "h" in data else ()
+    if not set(hardware) <= set(nodes):
+        raise DiagnoseError(f"diagnose state: test {data.get('g')!r} names hardware-flagged nodes ('h') that are not its members")
+    return Probe(int(data["r"]), str(data["s"]), str(data["g"]), nodes, subjects, passed, None if value is None else float(value), reason, culprits,
+                 hardware)
 
 
 def _ranges(indices: list[int]) -> list[Any]:

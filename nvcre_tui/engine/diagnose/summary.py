@@ -51,19 +51,26 @@ def _value(test: Mapping[str, Any]) -> float | None:
 
 
 def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, crossed: Callable[[Mapping[str, Any]], bool] | None = None,
-                shown: ValueShown = significant) -> str:
-    """A node's record from its tests ({group, passed, value?, reason?}): "failed 3 of 5 tests (r0-screen-1, r2-confirm-0
-    at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own value, or the
-    reason it failed where that was not its value: a passing test's value beside the failed ones, or a crashed test's
-    fine one, would read as the evidence against the node. A failed test that `crossed` a named link fault says so:
-    that failure is the link's, not held against the node."""
+                shown: ValueShown = significant, node: str | None = None) -> str:
+    """A node's record from its tests ({group, passed, value?, reason?, hardware?}): "failed 3 of 5 tests (r0-screen-1,
+    r2-confirm-0 at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own
+    value, or the reason it failed where that was not its value: a passing test's value beside the failed ones, or a
+    crashed test's fine one, would read as the evidence against the node. A failed test that `crossed` a named link
+    fault says so: that failure is the link's, not held against the node; one a hardware check failed on other members
+    than `node` (the record's) names them ("r1-confirm-1 HardwareFailureDetected on gpu-node-05"): the fault is theirs."""
     failed = [t for t in tests if t.get("passed") is False]
     names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {shown(value, False)}" if (value := _value(t)) is not None
-              else str(t["group"])) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
+              else str(t["group"])) + _flagged_others(t, node) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
     kept = names if limit is None else names[:limit]
     listed = f" ({', '.join(kept)}{' ...' if len(kept) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
     return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(shown(v, True) for v in passed)}" if passed else "")
+
+
+def _flagged_others(test: Mapping[str, Any], node: str | None) -> str:
+    """" on gpu-node-05": the members a hardware check flagged in a failed test, where the record's node is not one."""
+    flagged = [str(n) for n in test.get("hardware") or ()]
+    return f" on {', '.join(flagged)}" if flagged and node is not None and node not in flagged else ""
 
 
 def link_faults_crossed(domains: Mapping[str, Sequence[str]], faults: Iterable[Sequence[str]]) -> Callable[[Mapping[str, Any]], bool]:
@@ -153,7 +160,7 @@ def verdict_rows(state: Mapping[str, Any], shown: ValueShown = significant) -> l
         tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
         failed = [t for t in tests if t.get("passed") is False]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),
-                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed, shown=shown)})
+                     "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed, shown=shown, node=node)})
     return rows
 
 

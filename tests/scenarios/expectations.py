@@ -68,6 +68,7 @@ EXPECT: dict[str, Expect] = {
     "diagnose-all-healthy": Expect("PASSED", (OK,)),
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "diagnose-hardware-fault-after-a-pass": Expect("FAILED", (("Failed", {N[1]: TV, N[4]: HW}),)),
+    "diagnose-fabric-wide": Expect("FAILED", (("Failed", {}),)),  # the whole fabric named, no node blamed
     "diagnose-flaky-crash-across-cliques": Expect("FAILED", (("Failed", {"gpu-node-05": WF}),)),
     "full-scale-on-failure-repeated": Expect("FAILED", (("Failed", {"gpu-node-07": TV}),)),
     "on-failure-decided-by-iterations": Expect("FAILED", (("Failed", {"gpu-node-03": TV}),)),

@@ -19,7 +19,9 @@ from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import finished_iterations
 from nvcre_tui.engine.report.html import render_html
+from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.text import render_text
+from nvcre_tui.engine.views.diagnosis import category_faults
 from tests.scenarios.expectations import EXPECT, HW, N
 from tests.scenarios.harness import CaseRun, case_names, run_case
 
@@ -359,6 +361,28 @@ def test_a_hardware_fault_after_a_pass_convicts_its_node_faulty_and_no_partner()
     assert partners and all(n in state["healthyNodes"] or n in state["faultyNodes"] for n in partners)
     others = [v["record"] for v in state["verdicts"] if v["node"] in partners]  # a convicted partner's record names whose fault it was
     assert all(f"{flagged[0]['group']} {HW} on gpu-node-05" in record for record in others if flagged[0]["group"] in record)
+
+
+def test_a_fabric_wide_fault_says_what_was_measured_and_what_to_check_everywhere() -> None:
+    """A fault naming every clique read "tests across them fail and tests inside them pass (or the threshold asks more
+    than the path between cliques gives)": a hedge, no value. Now one wording, in the Workflow's message (the report's
+    Reason), the JSON, the text report and the console: the tests across cliques that failed, the best value against
+    the threshold, what to check."""
+    run = run_case("diagnose-fabric-wide")
+    [category] = run.report["categories"]
+    [fault] = category["diagnose"]["infrastructureFaults"]
+    assert fault["cliques"] == ["clique-0", "clique-1", "clique-2", "clique-3"]
+    best = max(m["value"] for m in fault["evidence"]["failedTests"])
+    said = fault["message"]
+    assert said.startswith(f"degraded fabric between all 4 cliques: {len(fault['tests'])} of {len(fault['tests'])} tests across them failed ({fault['tests'][0]}, ")
+    assert f", best {best:.2f} GB/s against value >= 300, " in said and "check the network between the cliques" in said
+    assert "or the threshold" not in said
+    [failed] = [c for c in run.workflow("nccl-all-reduce")["status"]["conditions"] if c["type"] == "Failed"]
+    assert failed["message"].endswith(f"infrastructure fault: {said}")
+    text = render_text(run.report)
+    assert f"Infra fault:  {said}; " in text and f"  - {said} [communication/nccl-all-reduce]" in text
+    view = CertificationView.of(run.objects["Certification"][0], run.objects["Workflow"], run.objects["Job"])
+    assert [f.message for f in category_faults(view.categories[0])] == [said]
 
 
 def test_on_failure_diagnose_starts_from_every_iteration() -> None:

@@ -29,6 +29,7 @@ from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
+from nvcre_tui.engine.judging.fabric_fault import fabric_wide, fault_message
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
 from nvcre_tui.engine.judging.untested import JOB_DELETED, JOB_DISOWNED, UNBLAMED_REASONS, tested_nothing
 from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, leave_out_busy, unmatched_reason
@@ -395,7 +396,20 @@ async def _diagnosis_done(ctx: Context, wf: Obj, orch: Obj, state: diagnose.Diag
     """Finish the Workflow on a complete diagnosis: its verdicts, and what it left unresolved."""
     verdicts = state.verdicts()
     await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history, diagnosis_values(job_template_spec(wf).get("thresholds"))), jobs, history,
-                    healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=diagnose.problems(state), confirmed=_confirmed(state))
+                    healthy=[n for n, v in verdicts.items() if v == "healthy"], unresolved=_unresolved(state, wf), confirmed=_confirmed(state))
+
+
+def _unresolved(state: diagnose.DiagnoseState, wf: Obj) -> list[str]:
+    """diagnose.problems, a fabric-wide fault in the words every report and the console give it (judging.fabric_fault:
+    what its tests measured against the threshold, and what to check), not the diagnosis's hedge."""
+    found = diagnose.problems(state)
+    fleet = [domain for domain, _ in state.domains if domain]
+    wide = [note for note in state.infrastructure_faults if fabric_wide(note.cliques, fleet)]
+    if not wide:
+        return found
+    readable, thresholds = diagnose.readable(state.to_dict()), job_template_spec(wf).get("thresholds")
+    words = {f"infrastructure fault: {note.message}": f"infrastructure fault: {fault_message(note.to_dict(), readable, thresholds)}" for note in wide}
+    return [words.get(problem, problem) for problem in found]
 
 
 def _confirmed(state: diagnose.DiagnoseState) -> str:

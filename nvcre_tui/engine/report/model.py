@@ -24,6 +24,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures, job_groups
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
+from nvcre_tui.engine.judging.fabric_fault import fault_message
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, THRESHOLD_VIOLATED, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU, with_unit,
@@ -448,7 +449,8 @@ def category_report(category: CategoryView) -> Obj:
         row["diagnose"]["verdicts"] = verdict_rows(row["diagnose"], value_shower(BUS_BANDWIDTH, thresholds.get(BUS_BANDWIDTH)))  # each node not plainly healthy, with its record
         # {cliques, evidence}: what its tests measured (new dicts: readable's faults are the stored object's own)
         row["diagnose"]["infrastructureFaults"] = [
-            {**fault, "evidence": fault_evidence(fault, row["diagnose"].get("tests") or [], thresholds.get(BUS_BANDWIDTH))}
+            {**fault, "message": fault_message(fault, row["diagnose"], thresholds),
+             "evidence": fault_evidence(fault, row["diagnose"].get("tests") or [], thresholds.get(BUS_BANDWIDTH))}
             for fault in row["diagnose"].get("infrastructureFaults") or [] if isinstance(fault, Mapping)]
         decided = {str(node): verdict for verdict, key in STATUS_KEYS.items() if verdict in VERDICTS for node in row["diagnose"].get(key) or []}
         for group in failed_groups:  # a test's blame the diagnosis did not uphold, or could not decide: its verdict

@@ -11,6 +11,7 @@ from nvcre_tui.engine.api.bodies import job_template_spec, workflow_spec
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_CLIQUE
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS
+from nvcre_tui.engine.judging.fabric_fault import fault_message
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.report.model import measured_span
 from nvcre_tui.engine.report.readmodel import CategoryView
@@ -116,9 +117,11 @@ def category_faults(category: CategoryView) -> list[InfraFault]:
         failed = [str(name) for name in note.get("tests") or [] if tests.get(str(name), {}).get("passed") is False]
         values = tuple(float(v) for name in failed if isinstance(v := tests[name].get("value"), int | float) and not isinstance(v, bool))
         refs = [ref for name in failed if (ref := job_refs_by_group.get(name)) and ref in category.jobs_by_name]
-        faults.append(InfraFault(tuple(str(c) for c in note.get("cliques") or []), str(note.get("message") or ""), category.key,
+        named = note.get("kind") not in UNLOCALISED_NOTES
+        faults.append(InfraFault(tuple(str(c) for c in note.get("cliques") or []),
+                                 fault_message(note, state, job_template_spec(wf).get("thresholds")) if named else str(note.get("message") or ""), category.key,
                                  str(wf["metadata"]["name"]), _topology_key(wf), tuple(str(t) for t in note.get("tests") or []),
-                                 values, threshold, refs[-1] if refs else None, note.get("kind") not in UNLOCALISED_NOTES))
+                                 values, threshold, refs[-1] if refs else None, named))
     return faults
 
 

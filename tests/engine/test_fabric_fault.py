@@ -1,0 +1,34 @@
+"""A fabric-wide fault said plainly (judging.fabric_fault): the tests across its cliques that failed, the best value
+against the threshold, what to check; a pair or an uplink keeps the diagnosis's own words."""
+
+from __future__ import annotations
+
+from nvcre_tui.engine.judging.fabric_fault import fabric_fault_said, fault_message
+
+DOMAIN_OF = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "d1": "d"}
+TESTS = [{"group": "r0-screen-0", "nodes": ["a1", "a2"], "passed": True, "value": 401.0},
+         {"group": "r0-inter-0", "nodes": ["a1", "b1"], "passed": False, "value": 185.004},
+         {"group": "r1-link-0", "nodes": ["a2", "b2"], "passed": False, "value": 299.996},
+         {"group": "r1-link-1", "nodes": ["b1", "c1"], "passed": True, "value": 380.0}]
+
+
+def test_the_only_link_of_a_two_clique_fleet_says_its_tests_best_value_and_what_to_check() -> None:
+    said = fabric_fault_said(["a", "b"], ["a", "b"], ["r0-inter-0", "r1-link-0"], TESTS, DOMAIN_OF, "value >= 300")
+    assert said == ("degraded fabric between a and b (the fleet's only link between cliques): 2 of 2 tests across them failed "
+                    "(r0-inter-0, r1-link-0), best 299.996 GB/s against value >= 300, while their nodes pass inside their own "
+                    "cliques; check the network between the cliques (NICs, switches, NCCL's network settings), and that a path "
+                    "between cliques can carry value >= 300")  # 299.996, never 300.00: on its side of the threshold
+
+
+def test_some_cliques_are_named_and_a_pass_across_them_is_counted() -> None:
+    said = fabric_fault_said(["a", "b", "c"], ["a", "b", "c", "d"], ["r0-inter-0"], TESTS, DOMAIN_OF, None)
+    assert said is not None and said.startswith("degraded fabric between 3 cliques (a, b, c): 2 of 3 tests across them failed (r0-inter-0), best 300.00 GB/s,")
+    assert said.endswith("NCCL's network settings)")  # no threshold: nothing to compare it with
+
+
+def test_a_pair_or_an_uplink_keeps_the_diagnosis_words() -> None:
+    state = {"domains": {"a": ["a1", "a2"], "b": ["b1", "b2"], "c": ["c1"], "d": ["d1"]}, "tests": TESTS}
+    assert fabric_fault_said(["a", "b"], ["a", "b", "c", "d"], [], TESTS, DOMAIN_OF, None) is None
+    assert fault_message({"cliques": ["a"], "message": "degraded uplink of a", "tests": []}, state, {}) == "degraded uplink of a"
+    wide = fault_message({"cliques": ["a", "b", "c", "d"], "message": "hedge", "tests": ["r0-inter-0"]}, state, {"busBandwidthGBps": "value >= 300"})
+    assert wide.startswith("degraded fabric between all 4 cliques: 2 of 3 tests across them failed (r0-inter-0), best 299.996 GB/s")

@@ -38,7 +38,7 @@ async def test_failure_rows_are_the_blamed_nodes_with_reason_value_and_convictin
     ]
     assert [r.reason for r in rows] == ["ThresholdViolation", "ThresholdViolation"]
     assert [r.state for r in rows] == ["failed", "failed"]  # one-node groups: convicted alone
-    assert rows[0].measured == "busBandwidthGBps 264.81 (value >= 400)" and rows[1].measured == "busBandwidthGBps 160.59 (value >= 300)"
+    assert rows[0].measured == "busBandwidthGBps 264.81 GB/s (value >= 400)" and rows[1].measured == "busBandwidthGBps 160.59 GB/s (value >= 300)"
     assert (rows[0].workflow, rows[0].job) == (ALL_REDUCE, f"{ALL_REDUCE}-group-6-iter-1")
     assert (rows[1].workflow, rows[1].job) == (LOOPBACK, f"{LOOPBACK}-group-11-iter-1")
     assert failure_rows(await Snapshot.read(session.store), "no-such-certification") == []

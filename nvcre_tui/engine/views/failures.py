@@ -13,6 +13,7 @@ from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import group_failures
 from nvcre_tui.engine.judging.thresholds import shown_measured
 from nvcre_tui.engine.names import natural_key
+from nvcre_tui.engine.parsers.measurements import with_unit
 from nvcre_tui.engine.report import nodestates
 from nvcre_tui.engine.report.model import measured_whole, threshold_out_of_reach
 from nvcre_tui.engine.report.readmodel import CategoryView, Iteration
@@ -43,13 +44,14 @@ class FailureRow:
 
 
 def _measured(failure: Mapping[str, Any], *, whole: bool = True) -> str:
-    """The failed checks of `failure`'s evidence: "busBandwidthGBps 264.80 (value >= 400)"; each value "unavailable" where
+    """The failed checks of `failure`'s evidence: "busBandwidthGBps 264.80 GB/s (value >= 400)"; each value "unavailable" where
     none was measured, or where the run's were not a whole run's (`whole` false: report.model.measured_whole)."""
     checks = [e for e in failure.get("evidence") or [] if not e.get("passed", True)]
     parts = []
     for check in checks:
         value = check.get("measured") if whole else None
-        shown = (shown_measured(str(check.get("metric")), str(check.get("expression")), float(value), False)
+        metric = str(check.get("metric"))
+        shown = (with_unit(metric, shown_measured(metric, str(check.get("expression")), float(value), False))
                  if isinstance(value, (int, float)) and not isinstance(value, bool) else "unavailable" if value is None else str(value))
         parts.append(f"{check.get('metric', '?')} {shown}" + (f" ({check['expression']})" if check.get("expression") else ""))
     return "; ".join(parts) or "-"

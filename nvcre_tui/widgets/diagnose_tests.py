@@ -11,6 +11,7 @@ from rich.text import Text
 
 from nvcre_tui.engine.api.vocabulary import FAILED
 from nvcre_tui.engine.diagnose.clearance import Clearance
+from nvcre_tui.engine.diagnose.summary import flagged_others
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit, with_unit
 from nvcre_tui.engine.units import count
 from nvcre_tui.widgets.detail import shown, shown_measurement
@@ -28,10 +29,11 @@ def _value(test: Mapping[str, Any], judged: Judged | str | None) -> str:
 def tested_line(test: Mapping[str, Any], node: str, judged: Judged | str | None = None,
               crossed: Callable[[Mapping[str, Any]], bool] | None = None) -> str:
     """"✗ r0-screen-1 (screening) with gpu-node-03  240.27 GB/s": as the record says it, a failure's reason where its
-    value is not why it failed; the value on its side of the threshold (never rounded across it); " (link fault)"
-    where a named link fault explains the failure (`crossed`)."""
+    value is not why it failed, with the members a hardware check flagged where `node` is not one ("HardwareFailureDetected
+    on gpu-node-05"); the value on its side of the threshold (never rounded across it); " (link fault)" where a named
+    link fault explains the failure (`crossed`)."""
     failed = test.get("passed") is False
-    said = (f"  {test['reason']}" if test.get("reason") and failed
+    said = (f"  {test['reason']}{flagged_others(test, node)}" if test.get("reason") and failed
             else f"  {with_unit(BUS_BANDWIDTH, _value(test, judged))}" if test.get("value") is not None else "")
     said += " (link fault)" if failed and crossed is not None and crossed(test) else ""
     partners = ", ".join(n for n in test.get("nodes") or () if n != node) or "no partner"

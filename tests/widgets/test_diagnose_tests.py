@@ -20,3 +20,14 @@ def test_the_tests_that_cleared_a_node_are_indented_under_their_heading() -> Non
     assert lines[0] == "Tests that cleared it:"
     assert lines[1] == "  ✓ r0-screen-0 (screening) with gpu-node-02  401.99 GB/s", lines
     assert lines[2] == "  ✗ r2-link-0 (link) with gpu-node-14  185.22 GB/s: explained by the link fault clique-0 ↔ clique-1", lines
+
+
+def test_a_test_a_hardware_check_failed_on_a_partner_says_whose_it_was() -> None:
+    """`✗ r1-confirm-1 (confirmation) with gpu-node-05  HardwareFailureDetected` under gpu-node-02's verdict read as
+    gpu-node-02's hardware fault: the node health check had flagged gpu-node-05."""
+    from nvcre_tui.widgets.diagnose_tests import tested_line
+
+    test = {"group": "r1-confirm-1", "stage": "confirmation", "nodes": ["gpu-node-02", "gpu-node-05"], "passed": False,
+            "reason": "HardwareFailureDetected", "hardware": ["gpu-node-05"]}
+    assert tested_line(test, "gpu-node-02") == "✗ r1-confirm-1 (confirmation) with gpu-node-05  HardwareFailureDetected on gpu-node-05"
+    assert tested_line(test, "gpu-node-05") == "✗ r1-confirm-1 (confirmation) with gpu-node-02  HardwareFailureDetected"

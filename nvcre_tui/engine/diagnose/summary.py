@@ -60,15 +60,16 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, cr
     than `node` (the record's) names them ("r1-confirm-1 HardwareFailureDetected on gpu-node-05"): the fault is theirs."""
     failed = [t for t in tests if t.get("passed") is False]
     names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {shown(value, False)}" if (value := _value(t)) is not None
-              else str(t["group"])) + _flagged_others(t, node) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
+              else str(t["group"])) + flagged_others(t, node) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
     kept = names if limit is None else names[:limit]
     listed = f" ({', '.join(kept)}{' ...' if len(kept) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
     return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(shown(v, True) for v in passed)}" if passed else "")
 
 
-def _flagged_others(test: Mapping[str, Any], node: str | None) -> str:
-    """" on gpu-node-05": the members a hardware check flagged in a failed test, where the record's node is not one."""
+def flagged_others(test: Mapping[str, Any], node: str | None) -> str:
+    """" on gpu-node-05": the members a hardware check flagged in a failed test, where `node` (whose record or line
+    says the test) is not one: the failure is theirs, not its."""
     flagged = [str(n) for n in test.get("hardware") or ()]
     return f" on {', '.join(flagged)}" if flagged and node is not None and node not in flagged else ""
 

@@ -1,7 +1,7 @@
 """A Job created before the engine under the name its Workflow gives a group's Job, owned by the Workflow's uid (copied
 by hand), was taken for the engine's own with whatever spec and node list it held: looser thresholds passed a node the
 certification fails, and a node list of the hand's choosing had its group blame a node the group never ran. Now a Job
-(or WorkloadRun) whose spec managedFields say someone other than nvcre wrote is refused: failed StatusWrittenByAnother
+(or WorkloadRun) whose spec managedFields say someone other than nvcre wrote is refused: failed SpecWrittenByAnother
 naming its fields and writer, never run, no node blamed, and its group read as refused (untested, never passed)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.bodies import run_name
-from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, FOREIGN_STATUS, LABEL_GROUP, RESULT_PASSED
+from nvcre_tui.engine.api.vocabulary import ANNOTATION_GROUP_NODES, FOREIGN_SPEC, LABEL_GROUP, RESULT_PASSED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.store import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
 from nvcre_tui.engine.store.kube import KubeStore
@@ -77,11 +77,10 @@ async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(clus
 
         assert done["status"]["summary"]["result"] != RESULT_PASSED, (done["status"], wf["status"])
         group = _recorded(wf, "group-2")
-        assert (group["phase"], group["reason"]) == ("Failed", FOREIGN_STATUS) and "blamedFor" not in group, group
+        assert (group["phase"], group["reason"]) == ("Failed", FOREIGN_SPEC) and "blamedFor" not in group, group
         refused = await admin.get(JOB, planted["metadata"]["name"], NAMESPACE)
-        assert (_refusal(refused).get("status"), _refusal(refused).get("reason")) == ("True", FOREIGN_STATUS)
-        assert _refusal(refused)["message"].startswith(f"Job {NAMESPACE}/{planted['metadata']['name']}: spec.")
-        assert "written by kubectl-create, not by nvcre" in _refusal(refused)["message"]
+        assert (_refusal(refused).get("status"), _refusal(refused).get("reason")) == ("True", FOREIGN_SPEC)
+        assert _refusal(refused)["message"].startswith(f"Job {NAMESPACE}/{planted['metadata']['name']}: its spec was written by kubectl-create, not rendered by nvcre (spec.")
         assert not refused["status"].get("failedNodes") and not refused["status"].get("measurements")
         assert not [run for run in (await admin.list(WORKLOADRUN, NAMESPACE)).items
                     if run["metadata"]["name"].startswith(planted["metadata"]["name"])]  # never run
@@ -94,7 +93,7 @@ async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(clus
         report = json.loads(out)
         [failed] = report["categories"][0]["failedGroups"]
         assert (code, report["result"], report["failedNodes"], report["inconclusiveNodes"]) == (1, "FAILED", [], []), report
-        assert (failed["name"], failed["reason"], failed["failedNodes"]) == ("group-2", FOREIGN_STATUS, [])
+        assert (failed["name"], failed["reason"], failed["failedNodes"]) == ("group-2", FOREIGN_SPEC, [])
         assert failed["message"] == _refusal(refused)["message"] and "written by kubectl-create" in err
 
 
@@ -107,9 +106,9 @@ async def test_a_job_planted_on_another_node_list_blames_nobody(cluster) -> None
         done, wf = await _ran(admin, engine)
 
         group = _recorded(wf, "group-1")
-        assert (group["phase"], group["reason"]) == ("Failed", FOREIGN_STATUS) and "blamedFor" not in group, group
+        assert (group["phase"], group["reason"]) == ("Failed", FOREIGN_SPEC) and "blamedFor" not in group, group
         refused = await admin.get(JOB, planted["metadata"]["name"], NAMESPACE)
-        assert _refusal(refused).get("reason") == FOREIGN_STATUS and not refused["status"].get("failedNodes"), refused["status"]
+        assert _refusal(refused).get("reason") == FOREIGN_SPEC and not refused["status"].get("failedNodes"), refused["status"]
         assert done["status"]["summary"]["failedNodes"] == 1  # gpu-node-03, by its own group-2
 
 
@@ -145,12 +144,12 @@ async def test_a_workloadrun_planted_for_a_job_blames_nobody(cluster) -> None:  
         done, wf = await _ran(admin, engine)
 
         refused = await admin.get(WORKLOADRUN, planted["metadata"]["name"], NAMESPACE)
-        assert (refused["status"]["phase"], refused["status"]["reason"]) == ("Failed", FOREIGN_STATUS), refused["status"]
-        assert "written by kubectl-create, not by nvcre" in refused["status"]["message"]
+        assert (refused["status"]["phase"], refused["status"]["reason"]) == ("Failed", FOREIGN_SPEC), refused["status"]
+        assert "its spec was written by kubectl-create, not rendered by nvcre" in refused["status"]["message"]
         failed = await admin.get(JOB, job["metadata"]["name"], NAMESPACE)
-        assert _refusal(failed).get("reason") == FOREIGN_STATUS and not failed["status"].get("failedNodes"), failed["status"]
+        assert _refusal(failed).get("reason") == FOREIGN_SPEC and not failed["status"].get("failedNodes"), failed["status"]
         group = _recorded(wf, "group-2")
-        assert group["reason"] == FOREIGN_STATUS and "blamedFor" not in group, group
+        assert group["reason"] == FOREIGN_SPEC and "blamedFor" not in group, group
         assert done["status"]["summary"]["result"] != RESULT_PASSED and done["status"]["summary"]["failedNodes"] == 0
 
 
@@ -170,6 +169,6 @@ async def test_a_job_whose_spec_another_hand_applied_mid_run_is_refused_and_its_
 
         assert getattr(runner, "stopped", []) == [run["metadata"]["name"]]
         refused = await admin.get(JOB, job["metadata"]["name"], NAMESPACE)
-        assert _refusal(refused).get("reason") == FOREIGN_STATUS and not refused["status"].get("failedNodes"), refused["status"]
-        assert _refusal(refused)["message"].startswith(f"Job {NAMESPACE}/{job['metadata']['name']}: spec.thresholds written by kubectl, not by nvcre")
+        assert _refusal(refused).get("reason") == FOREIGN_SPEC and not refused["status"].get("failedNodes"), refused["status"]
+        assert _refusal(refused)["message"].startswith(f"Job {NAMESPACE}/{job['metadata']['name']}: its spec was written by kubectl, not rendered by nvcre (spec.thresholds)")
 

@@ -74,7 +74,7 @@ def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, i
             if used > room:
                 break
             if index > max(start, keep if not pieces else start):
-                if plain[index] in " /":
+                if plain[index] == " " or (plain[index] == "/" and not _in_unit(plain, index)):
                     cut = index + (plain[index] == "/")  # after a "/": a catalog key ends its line "communication/"
                 elif _joins_words(plain, index):
                     hyphen = index + 1  # only where no space or "/" is left: "nccl-all-" never before "communication/"
@@ -87,6 +87,14 @@ def _pieces(plain: str, width: int, indent: int, keep: int) -> list[tuple[int, i
         if start >= len(plain):
             return pieces
         room = max(1, width - indent)
+
+
+def _in_unit(plain: str, index: int) -> bool:
+    """A "/" inside a unit ("GB/s", "TFLOP/s"): a word of one or two letters follows it. A line never ends there
+    ("264.81 GB/" over "s")."""
+    rest = plain[index + 1 : index + 4]
+    letters = len(rest) - len(rest.lstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    return 0 < letters <= 2 and (index + 1 + letters == len(plain) or not plain[index + 1 + letters].isalnum())
 
 
 def _joins_words(plain: str, index: int) -> bool:

@@ -75,6 +75,17 @@ async def test_the_fault_detail_of_a_120_column_drill_down_keeps_its_category_wh
         assert lines[start].rstrip().endswith(("communication/", "communication/nccl-all-reduce")), lines
 
 
+def test_a_unit_stays_whole_where_a_line_ends_beside_it() -> None:
+    """A value with its unit ("264.81 GB/s") broke after the unit's "/" as after a catalog key's: "measured 264.81 GB/"
+    over "s, expected value >= 400" in the drill-down's detail; "communication/" still ends a line."""
+    text = Text("  busBandwidthGBps: measured 264.81 GB/s, expected value >= 400  ✗ ThresholdViolated")
+    lines = hanging(text, 40).plain.splitlines()
+    assert lines[0].rstrip() == "  busBandwidthGBps: measured 264.81" and lines[1].strip().startswith("GB/s, expected"), lines
+    tflops = hanging(Text("  avgTFLOPsPerGPU: measured 315.32 TFLOP/s"), 38).plain.splitlines()
+    assert tflops[1].strip() == "TFLOP/s", tflops
+    assert hanging(Text("Category communication/nccl-all-reduce"), 24).plain.splitlines()[0] == "Category communication/"
+
+
 def test_a_long_hyphenated_name_breaks_after_a_hyphen_between_letters_and_a_range_of_numbers_stays_whole() -> None:
     """An 80-column drill-down's category detail broke its Workflow's name mid-word: "...-nccl-all-red" over "uce"."""
     text = Text()

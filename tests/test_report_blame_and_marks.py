@@ -110,7 +110,7 @@ def test_an_html_bar_never_prints_a_failed_value_as_passing() -> None:
                   {"name": "gpu-node-03", "reason": "ThresholdViolation", "evidence": evidence, "category": "communication/nccl-all-reduce"}]}]}
     html = render_html(report)
     assert "✗ 300.0" not in html and "✗ 299.999" in html
-    assert "measured 299.999, value &gt;= 300 → failed" in html
+    assert "measured 299.999 GB/s, value &gt;= 300 → failed" in html
     assert "group-2  299.999 GB/s  LOW" in render_text(report)
 
 

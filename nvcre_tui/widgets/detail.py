@@ -81,7 +81,7 @@ def measurements_text(text: Text, measurements: Mapping[str, float] | None, evid
 def evidence_text(text: Text, evidence: Sequence[Mapping[str, Any]] | None) -> None:
     """Append threshold evidence: metric, measured, expression, verdict."""
     for item in evidence or []:
-        measured = "unavailable" if item.get("measured") is None else shown_measurement(str(item["metric"]), item["measured"], [item])
+        measured = "unavailable" if item.get("measured") is None else with_unit(str(item["metric"]), shown_measurement(str(item["metric"]), item["measured"], [item]))
         verdict = "✓ met" if item.get("passed") else f"✗ {item.get('reason')}"
         text.append(f"  {shown(str(item['metric']))}: measured {measured}, expected {shown(str(item['expression']))}  {verdict}\n",
                     style="" if item.get("passed") else "bold")

@@ -73,7 +73,7 @@ async def test_the_drilldown_shows_a_value_just_under_its_threshold_under_it(fin
         tree.move_cursor(node)
         await pilot.pause()
         detail = str(screen.query_one("#detail", Static).render())  # its Job's measurements and evidence
-        assert "busBandwidthGBps  479.99 GB/s" in detail and "measured 479.99, expected value >= 480" in detail, detail
+        assert "busBandwidthGBps  479.99 GB/s" in detail and "measured 479.99 GB/s, expected value >= 480" in detail, detail
 
 
 async def test_the_node_screen_shows_a_value_just_under_its_threshold_under_it(finished_edge: Path) -> None:
@@ -133,7 +133,7 @@ def test_evidence_and_a_jobs_measurements_are_shown_on_their_side_of_the_thresho
     assert (failed["passed"], passed["passed"]) == (False, True)
     text = Text()
     evidence_text(text, [failed, passed])
-    assert "measured 479.996, expected value >= 480" in text.plain and "measured 480.004, expected value > 480" in text.plain, text.plain
+    assert "measured 479.996 GB/s, expected value >= 480" in text.plain and "measured 480.004 GB/s, expected value > 480" in text.plain, text.plain
     job = {"metadata": {"name": "j"}, "spec": {}, "status": {"measurements": {BUS_BANDWIDTH: 479.996}, "evidence": [failed]}}
     assert "busBandwidthGBps  479.996 GB/s" in job_detail(job, whole=True).plain
 

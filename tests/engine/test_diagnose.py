@@ -463,7 +463,7 @@ def test_a_diagnose_verdict_is_said_in_the_text_and_junit_beside_its_failed_chec
             "message": 'diagnose: faulty, failed 3 of 3 tests (r0-screen-4 at 239.33); Threshold "busBandwidthGBps" violated: measured 243.17',
             "evidence": [{"metric": "busBandwidthGBps", "expression": "value >= 300", "measured": 243.17, "passed": False}]}
     assert node_line(node).endswith('— diagnose: faulty, failed 3 of 3 tests (r0-screen-4 at 239.33); Threshold "busBandwidthGBps" violated: measured 243.17')
-    assert "measured 243.17, expected" in node_line({**node, "message": "a check failed"})  # elsewhere the check says it
+    assert "measured 243.17 GB/s, expected" in node_line({**node, "message": "a check failed"})  # elsewhere the check says it
 
 
 def test_progress_of_a_damaged_state_is_said_not_raised() -> None:

@@ -127,4 +127,4 @@ def test_a_job_that_measured_no_whole_run_shows_no_value_judged() -> None:
     text = job_detail(job, whole=False).plain
     assert "measured 20.97" not in text and "Thresholds" not in text and "busBandwidthGBps  20.97" not in text, text
     assert f"MeasurementUnavailable: {why}" in text and "Measured          MeasurementUnavailable: no measurement" in text, text
-    assert "measured 20.97, expected value >= 22" in job_detail(job, whole=True).plain
+    assert "measured 20.97 GB/s, expected value >= 22" in job_detail(job, whole=True).plain

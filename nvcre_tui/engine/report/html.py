@@ -18,7 +18,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, LABEL_DOMAIN, LABEL_VARIANT,
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import job_groups
 from nvcre_tui.engine.judging.thresholds import shown_measured
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, with_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.report.model import (NO_THRESHOLDS, cut_short, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
                                           faults_said, inconclusive_said, nodes_said, not_measured_said, result_said, under_suspicion_said)
@@ -151,10 +151,16 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _evidence(items: Sequence[Obj]) -> str:
-    lines = [f"{e.get('metric', '?')}: measured {_judged(str(e.get('metric')), e.get('expression'), e.get('measured'), bool(e.get('passed')), 2)}, "
+    lines = [f"{e.get('metric', '?')}: measured {_measured(e)}, "
              f"{e.get('expression', '')} → {'passed' if e.get('passed') else 'failed'}"
              + (f" ({e['message']})" if e.get("message") else "") for e in items]
     return "<br>".join(escape(line) for line in lines) or "no threshold evidence"
+
+
+def _measured(check: Obj) -> str:
+    """A check's measured value on its side of its threshold, with its unit ("243.18 GB/s"); "-" where none was."""
+    shown = _judged(str(check.get("metric")), check.get("expression"), check.get("measured"), bool(check.get("passed")), 2)
+    return shown if shown == "-" else with_unit(str(check.get("metric")), shown)
 
 
 def _diagnose(state: Obj) -> str:

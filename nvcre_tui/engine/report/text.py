@@ -8,7 +8,7 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS
 from nvcre_tui.engine.diagnose import VERDICT_PREFIX
 from nvcre_tui.engine.diagnose.summary import progress_text, test_sizes, verdict_line
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, shown_measured
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, GOODPUT, STEP_TIME, TFLOPS_PER_GPU, with_unit
 from nvcre_tui.engine.report.logtail import nccl_average_note
 from nvcre_tui.engine.report.model import (NO_MEASUREMENT, NO_THRESHOLDS, excluded_counted, excluded_elsewhere_counted, failed_nodes_said, fault_said,
                                           faults_said, inconclusive_said, nodes_said, result_said, under_suspicion_said)
@@ -28,7 +28,7 @@ def _evidence_text(evidence: list[Obj] | None) -> str:
     for item in evidence or []:
         value = item.get("measured")
         measured = ("unavailable" if value is None else str(value) if isinstance(value, bool) or not isinstance(value, int | float)
-                    else shown_measured(str(item["metric"]), str(item["expression"]), float(value), bool(item.get("passed"))))
+                    else with_unit(str(item["metric"]), shown_measured(str(item["metric"]), str(item["expression"]), float(value), bool(item.get("passed")))))
         parts.append(f"{item['metric']} measured {measured}, expected {item['expression']}")
     return "; ".join(parts)
 

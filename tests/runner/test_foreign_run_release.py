@@ -52,34 +52,41 @@ async def _refused_run_after_a_death(folder: Path) -> tuple[list[str], list[str]
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
-        engine = await store_on(await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME), clock, "nvcre-engine")
+        as_engine = await service_account_kubeconfig(kubeconfig, INSTALL_NAMESPACE, ENGINE_NAME)
+        # the first engine's own store, closed at its death: a dead process sends nothing more (a cancelled request's
+        # retry must not delete the batch Job once the server takes DELETEs again)
+        dying, engine = await store_on(as_engine, clock, "nvcre-engine"), await store_on(as_engine, clock, "nvcre-engine")
         hand = await store_on(kubeconfig, clock, "kubectl-patch")  # a writer not nvcre, as managedFields name it
         try:
-            return await _refused_run(server, admin, engine, hand, clock)
+            return await _refused_run(server, admin, (dying, engine), hand, clock)
         finally:
-            for store in (admin, engine, hand):
+            for store in (admin, dying, engine, hand):
                 await store.close()
 
 
-async def _refused_run(server: Any, admin: Any, engine: Any, hand: Any, clock: ManualClock) -> tuple[list[str], list[str], Obj, list[str]]:
-    """_refused_run_after_a_death on the emulator `server`: as the admin, the engine's ServiceAccount and a hand."""
+async def _refused_run(server: Any, admin: Any, engines: tuple[Any, Any], hand: Any,
+                       clock: ManualClock) -> tuple[list[str], list[str], Obj, list[str]]:
+    """_refused_run_after_a_death on the emulator `server`: as the admin, the engine's ServiceAccount (the store of the
+    engine that dies, and of the one after) and a hand."""
+    dying, engine = engines
     await register_gpu_nodes(admin, clock, load_scenario(CASES / "threshold-pass-two-metrics" / "scenario.yaml"))
     _, created = await job_and_its_run(admin, {k: v for k, v in SPEC.items() if k != "resourceClaims"}, NODES)
 
     async def jobs() -> list[str]:
         return sorted(j["metadata"]["name"] for j in (await admin.list(BATCH_JOB, "default")).items)
 
-    first = KubernetesRunner(engine, clock, engine, trainer=False)
+    first = KubernetesRunner(dying, clock, dying, trainer=False)
     try:
         await first.reconcile_run(created)
         assert await jobs() == ["cert-job-workload"]
         await hand.patch_status(WORKLOADRUN, "cert-job-run", "default", {"phase": "Succeeded", "exitCode": 0})
         dropped = server.faults.add(Fault(method="DELETE", path=r"^/apis/batch/v1/", reset_connection=True))
-        run = await engine.get(WORKLOADRUN, "cert-job-run", "default")
-        await died_during(server, refuse_foreign_status(_Ctx(first, engine, clock), WORKLOADRUN, run),
+        run = await dying.get(WORKLOADRUN, "cert-job-run", "default")
+        await died_during(server, refuse_foreign_status(_Ctx(first, dying, clock), WORKLOADRUN, run),
                           verb="delete", resource="jobs", api_group="batch")
     finally:
-        await first.close()  # the engine dead (its runner's tasks too) before the server takes DELETEs again
+        await first.close()  # the engine dead (its runner's tasks and its connections too) before the server takes DELETEs again
+        await dying.close()
     server.faults.remove(dropped)
     after_death = await jobs()
     server.clear_requests()

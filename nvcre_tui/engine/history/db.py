@@ -6,7 +6,9 @@ is keyed by `run` (the store's own id, its uid and creation time): a copied or m
 the same store id, and its certifications are the ones archived already, never counted twice; another store of the
 same scenario, even a new one at the path of a deleted one (its uids and times seeded alike), has another id. Others
 (a cluster's, an old store's read-only) are keyed by (source, uid). A history made before `run` gains it when first
-opened for writing (an older nvcre still reads and writes it: its records have no run).
+opened for writing (an older nvcre still reads and writes it: its records have no run). Its read indexes (INDEXES) are
+added likewise, by every open of a history that can be written (`nvcre history` too): no new schema version, so an older
+nvcre reads and writes it as before, and SQLite keeps the indexes up to date under it.
 """
 
 from __future__ import annotations
@@ -37,10 +39,20 @@ CREATE TABLE IF NOT EXISTS {table} (
     report TEXT NOT NULL,            -- build_report's JSON
     run TEXT                         -- <store id>/<uid>/<creationTimestamp> of a simulated one (NULL: none, a cluster's)
 )"""
+# A report holding a diagnosis's verdicts (json.dumps writes the key as it is): the term queries.py filters by, as
+# written here, so that SQLite answers it from the partial index.
+WITH_VERDICTS = """instr(report, '"verdicts"') > 0"""
 # One record per run: by run where there is one (a copy of a store is another source, the same run), else by (source,
 # uid) (a new store at the path of a deleted one has the same seeded uids: another run, its own run key).
 KEYS = ("CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_run ON certifications (run)",
         "CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_source_uid ON certifications (source, uid) WHERE run IS NULL")
+# What the read paths (queries.py) look up at scale: certifications in the history's order and by source, those whose
+# report holds a diagnosis's verdicts (a partial index: `history node` read every report of the node to find the few
+# with any), and each node's states and bandwidths per certification without its rows' JSON (`history nodes`).
+INDEXES = ("CREATE INDEX IF NOT EXISTS certifications_in_order ON certifications (completion_time, id)",
+           "CREATE INDEX IF NOT EXISTS certifications_by_source ON certifications (source)",
+           f"CREATE INDEX IF NOT EXISTS certifications_with_verdicts ON certifications (id) WHERE {WITH_VERDICTS}",
+           "CREATE INDEX IF NOT EXISTS node_results_summary ON node_results (node, cert_id, category, state, bus_bw)")
 COLUMNS = "id, source, uid, name, namespace, result, start_time, completion_time, archived_at, report"
 # What every history has (`run` aside: an older one gains it when opened for writing), read when it is opened.
 TABLE_COLUMNS = {"certifications": COLUMNS,
@@ -68,7 +80,7 @@ CREATE TABLE IF NOT EXISTS node_baselines (
     PRIMARY KEY (cert_id, node)
 );
 CREATE INDEX IF NOT EXISTS node_results_by_node ON node_results (node);
-""" + ";\n".join(KEYS) + ";\n"
+""" + ";\n".join((*KEYS, *INDEXES)) + ";\n"
 
 
 def default_history_path() -> Path:
@@ -118,6 +130,7 @@ def open_history(path: Path, *, create: bool = True) -> sqlite3.Connection:
             connection.execute(f"SELECT {columns} FROM {table} LIMIT 0")  # not after a run it then cannot archive
         if create:
             _add_run_key(connection)
+        _add_indexes(connection)
     except sqlite3.DatabaseError as error:
         if new and getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_CANTOPEN:  # a read-only filesystem, say
             raise InputError(f"{path}: no such history database, and it cannot be created there ({error})") from None
@@ -153,6 +166,28 @@ def _add_run_key(connection: sqlite3.Connection) -> None:
             connection.execute("ALTER TABLE certifications_keyed RENAME TO certifications")
             for key in KEYS:
                 connection.execute(key)
+        connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        connection.execute("ROLLBACK")
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+            raise
+
+
+def _add_indexes(connection: sqlite3.Connection) -> None:
+    """INDEXES, on a history made before them (a few seconds once at 10,000 certifications: the partial index reads
+    every report); a history that cannot be written stays as it is, read as before (slower)."""
+    names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    if all(index.split()[5] in names for index in INDEXES):
+        return
+    try:
+        connection.execute("BEGIN IMMEDIATE")  # two processes adding them serialise here
+    except sqlite3.OperationalError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+            return
+        raise
+    try:
+        for index in INDEXES:
+            connection.execute(index)
         connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         connection.execute("ROLLBACK")

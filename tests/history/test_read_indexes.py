@@ -1,0 +1,99 @@
+"""A history at scale is read through indexes (db.INDEXES): an archive of this release (fixtures/history-0.1.0.db, written
+by nvcre 0.1.0 before them: three certifications on a 4-node fleet, gpu-node-02 judged faulty by a diagnosis) gains them
+in place the first time it is opened where it can be written, reads the same before and after, and one that cannot be
+written is read as it is."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.history import db, queries
+from nvcre_tui.engine.history.db import INDEXES, SCHEMA_VERSION, open_history
+from nvcre_tui.engine.history.queries import HistoryQuery
+from tests.history.test_long_history import _copy
+
+RELEASE = Path(__file__).parent / "fixtures" / "history-0.1.0.db"
+READ_INDEXES = {index.split()[5] for index in INDEXES}
+
+
+def _indexes(path: Path) -> set[str]:
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    finally:
+        connection.close()
+
+
+def _said(path: Path, capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    assert main(["history", *command, "--history", str(path)]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_history_of_this_release_gains_its_read_indexes_and_reads_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not READ_INDEXES & _indexes(RELEASE)  # as 0.1.0 wrote it
+    shutil.copy(RELEASE, tmp_path / "history.db")
+    commands = (("node", "gpu-node-02"), ("node", "gpu-node-02", "-o", "json"), ("nodes",), ("nodes", "-o", "json"), ("certifications",))
+    with monkeypatch.context() as patched:  # as a history that cannot be written is read (the tests run as root)
+        patched.setattr(db, "_add_indexes", lambda connection: None)
+        as_it_is = [_said(tmp_path / "history.db", capsys, *command) for command in commands]
+    assert "faulty" in as_it_is[0]  # the diagnosis's verdict, read from the report
+    assert _indexes(tmp_path / "history.db") == _indexes(RELEASE)
+    assert [_said(tmp_path / "history.db", capsys, *command) for command in commands] == as_it_is
+    assert READ_INDEXES <= _indexes(tmp_path / "history.db")
+    connection = open_history(tmp_path / "history.db")  # still this release's schema: 0.1.0 reads and writes it as before
+    try:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        connection.close()
+
+
+def test_a_node_s_verdicts_are_found_by_the_index_of_reports_that_hold_some(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`history node` looked for the key in every report of the node (2.7 s at 10,000 certifications): the partial
+    index holds the reports with a diagnosis's verdicts, and the verdicts' queries are answered from it."""
+    shutil.copy(RELEASE, tmp_path / "history.db")
+    open_history(tmp_path / "history.db").close()
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+    rows = HistoryQuery._rows
+
+    def kept(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        asked.append((sql, parameters))
+        return rows(self, sql, parameters)
+
+    monkeypatch.setattr(HistoryQuery, "_rows", kept)
+    history = HistoryQuery(tmp_path / "history.db").node("gpu-node-02")
+    assert [c["verdict"] for e in history for c in e["categories"]] == [None, "faulty", None]
+    connection = sqlite3.connect(tmp_path / "history.db")
+    try:
+        plans = [" ".join(str(step[3]) for step in connection.execute(f"EXPLAIN QUERY PLAN {sql}", parameters))
+                 for sql, parameters in asked if "json_each" in sql]
+    finally:
+        connection.close()
+    assert len(plans) == 2 and all("certifications_with_verdicts" in plan for plan in plans), plans
+
+
+def test_a_trend_s_last_values_are_judged_once_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """trend_last_shown judged every value of the node (a CEL run each where its evidence judged another), to keep the
+    last of each series."""
+    shutil.copy(RELEASE, tmp_path / "history.db")
+    _copy(tmp_path / "history.db", 20)
+    judged: list[float] = []
+    shown = queries.shown_value
+
+    def counted(category: dict[str, Any], metric: str, value: float) -> str:
+        judged.append(value)
+        return shown(category, metric, value)
+
+    query = HistoryQuery(tmp_path / "history.db")
+    history = query.node("gpu-node-01")
+    expected = {key: shown(category, queries.BUS_BANDWIDTH, value) for key, value, category in query._trend_points("gpu-node-01", history)}
+    monkeypatch.setattr(queries, "shown_value", counted)
+    assert query.trend_last_shown("gpu-node-01", history) == expected
+    assert len(judged) == len(expected) == 2  # one per series: loopback, all-reduce

@@ -37,14 +37,15 @@ def _said(path: Path, capsys: pytest.CaptureFixture[str], *command: str) -> str:
 
 def test_a_history_of_this_release_gains_its_read_indexes_and_reads_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    assert not READ_INDEXES & _indexes(RELEASE)  # as 0.1.0 wrote it
     shutil.copy(RELEASE, tmp_path / "history.db")
+    released = _indexes(tmp_path / "history.db")
+    assert not READ_INDEXES & released  # as 0.1.0 wrote it
     commands = (("node", "gpu-node-02"), ("node", "gpu-node-02", "-o", "json"), ("nodes",), ("nodes", "-o", "json"), ("certifications",))
     with monkeypatch.context() as patched:  # as a history that cannot be written is read (the tests run as root)
         patched.setattr(db, "_add_indexes", lambda connection: None)
         as_it_is = [_said(tmp_path / "history.db", capsys, *command) for command in commands]
     assert "faulty" in as_it_is[0]  # the diagnosis's verdict, read from the report
-    assert _indexes(tmp_path / "history.db") == _indexes(RELEASE)
+    assert _indexes(tmp_path / "history.db") == released
     assert [_said(tmp_path / "history.db", capsys, *command) for command in commands] == as_it_is
     assert READ_INDEXES <= _indexes(tmp_path / "history.db")
     connection = open_history(tmp_path / "history.db")  # still this release's schema: 0.1.0 reads and writes it as before

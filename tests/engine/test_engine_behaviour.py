@@ -31,7 +31,7 @@ from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, MemoryStore
+from nvcre_tui.engine.store import CERTIFICATION, EVENT, MemoryStore
 from nvcre_tui.engine.store.protocol import JOB, WORKFLOW, ResourceKind, ResourceStore
 from tests.scenarios.harness import NAMESPACE, catalog, report_from, run_case, snapshot
 
@@ -119,10 +119,12 @@ async def _run() -> Run:
     await raw.create(CERTIFICATION, cert)
     phases: dict[tuple[str, str], list[str]] = defaultdict(list)
     problems: list[str] = []
+    events: dict[str, Obj] = {}  # every Event as last seen: the store expires them an hour after their last write
     sweep = engine.sweep
 
     async def sweep_and_check() -> float | None:
         wake = await sweep()
+        events.update((e["metadata"]["uid"], e) for e in (await raw.list(EVENT, NAMESPACE)).items)
         for kind in (CERTIFICATION, WORKFLOW, JOB):
             for obj in (await raw.list(kind, NAMESPACE)).items:
                 problems.extend(exclusive_phase_problems(obj))
@@ -141,6 +143,7 @@ async def _run() -> Run:
 
     assert await engine.run_until_settled(until=finished, max_seconds=24 * 3600)
     objects = await snapshot(raw)
+    objects["Event"] = list({**events, **{e["metadata"]["uid"]: e for e in objects["Event"]}}.values())
     return Run(objects, report_from(objects, "behave"), engine_store.writes, simulator_store.writes,
                problems + engine_store.problems, dict(phases))
 

@@ -1,20 +1,25 @@
-"""Kubernetes v1 Events with count-deduplication, written through any ResourceStore."""
+"""Kubernetes v1 Events with count-deduplication, written through any ResourceStore; the simulator's stores expire
+them as the API server does (EventExpiry)."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..clock import Clock, format_time
+from ..clock import Clock, format_time, parse_time
 from .errors import AlreadyExists, Conflict, Invalid, NotFound
 from .protocol import EVENT, ResourceStore
 
-__all__ = ["EVENT_COMPONENT", "EVENT_TYPES", "event_identity", "record_event"]
+__all__ = ["EVENT_COMPONENT", "EVENT_TTL", "EVENT_TYPES", "EventExpiry", "event_identity", "record_event"]
 
 EVENT_COMPONENT = "nvcre"
 EVENT_TYPES = ("Normal", "Warning")
 _MAX_ATTEMPTS = 5  # concurrent writers of the same Event are rare; a few retries settle them
+# The API server's default --event-ttl: an Event goes an hour after its last write (each write renews it).
+EVENT_TTL = timedelta(hours=1)
+_SWEEP_EVERY = timedelta(minutes=1)  # of the store's clock: how often a store looks for the Events due to go
 
 
 def event_identity(involved: Mapping[str, Any], type: str, reason: str, message: str) -> tuple[str, str]:
@@ -78,3 +83,41 @@ async def record_event(store: ResourceStore, clock: Clock, involved: Mapping[str
         except (Conflict, NotFound):
             continue
     raise Conflict.about(EVENT, name, namespace, f"could not record event after {_MAX_ATTEMPTS} attempts")
+
+
+def _last_written(event: Mapping[str, Any]) -> datetime | None:
+    """When the Event was last written (record_event sets lastTimestamp at each); None when it says none readable."""
+    metadata = event.get("metadata")
+    created = metadata.get("creationTimestamp") if isinstance(metadata, Mapping) else None
+    for stamp in (event.get("lastTimestamp"), event.get("firstTimestamp"), created):
+        if isinstance(stamp, str):
+            try:
+                return parse_time(stamp)
+            except ValueError:
+                continue
+    return None
+
+
+class EventExpiry:
+    """The simulator's stores (MemoryStore, SqliteStore) are the API server: they delete each Event EVENT_TTL after its
+    last write, as it does (a watch sees it DELETED). Looked for when an Event is recorded, at most once per _SWEEP_EVERY
+    of the clock: Events come only from records, so the store holds about an hour of them, never more, however long it
+    runs (they were kept for ever: a soak's store grew with every certification)."""
+
+    def __init__(self) -> None:
+        self._next: datetime | None = None
+
+    async def sweep(self, store: ResourceStore, now: datetime) -> None:
+        """Delete the Events written last EVENT_TTL or more before `now` (the store's clock), when a sweep is due."""
+        if self._next is not None and self._next - _SWEEP_EVERY <= now < self._next:  # (a clock set back looks now)
+            return
+        self._next = now + _SWEEP_EVERY
+        for event in (await store.list(EVENT)).items:
+            written = _last_written(event)
+            if written is None or now - written < EVENT_TTL:
+                continue
+            metadata = event["metadata"]
+            try:
+                await store.delete(EVENT, metadata["name"], metadata.get("namespace"), uid=metadata.get("uid"))
+            except (NotFound, Conflict):  # another process's sweep took it first (or a new one took its name)
+                continue

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..clock import Clock, format_time
 from .errors import AlreadyExists, Gone, Invalid, NotFound, StoreError
+from .events import EventExpiry
 from .events import record_event as _record_event
 from .history import CLOSED, OVERFLOWED, Change, History, Watcher
 from .objects import check_preconditions, identify, merge_patch, owner_uids, parse_resource_version, parse_selectors, scoped_namespace, spec_body
@@ -38,6 +39,7 @@ class MemoryStore:
         self._objects: dict[ResourceKind, dict[Key, Obj]] = {}
         self._by_uid: dict[str, tuple[ResourceKind, Key]] = {}
         self._history = History(history_limit)
+        self._event_expiry = EventExpiry()  # Events go an hour after their last write, as from an API server
 
     @property
     def resource_version(self) -> str:
@@ -174,6 +176,7 @@ class MemoryStore:
         self._delete(kind, current)
 
     async def record_event(self, involved: Obj, type: str, reason: str, message: str) -> Obj:
+        await self._event_expiry.sweep(self, self._clock.now())
         return await _record_event(self, self._clock, involved, type, reason, message)
 
     async def close(self) -> None:

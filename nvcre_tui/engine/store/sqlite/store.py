@@ -24,6 +24,7 @@ from typing import Any
 
 from ...clock import Clock, format_time
 from ..errors import AlreadyExists, Conflict, Forbidden, Invalid, NotFound, describe
+from ..events import EventExpiry
 from ..events import record_event as _record_event
 from ..history import Watcher
 from ..memory import DEFAULT_HISTORY_LIMIT
@@ -59,6 +60,7 @@ class SqliteStore:
         db = connect(self.path, readonly=readonly, power_safe=power_safe, one_shot=one_shot)
         self._feed = Feed(db, poll_seconds)
         self._tables = Tables(db, self.path, history_limit, self._feed)
+        self._event_expiry = EventExpiry()  # Events go an hour after their last write, as from an API server
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], clock: Clock, history_limit: int = DEFAULT_HISTORY_LIMIT,
@@ -207,6 +209,7 @@ class SqliteStore:
             metadata = (involved.get("metadata") if isinstance(involved, Mapping) else None) or {}
             kind = involved.get("kind") if isinstance(involved, Mapping) else None
             raise self._refusal("record_event", kind or "Event", metadata.get("name"), metadata.get("namespace"))
+        await self._event_expiry.sweep(self, self.clock.now())
         return await _record_event(self, self.clock, involved, type, reason, message)
 
     async def close(self) -> None:

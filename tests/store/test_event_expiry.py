@@ -36,8 +36,8 @@ async def _reasons(store: ResourceStore) -> list[str]:
 async def test_an_event_goes_an_hour_after_its_last_write(store: ResourceStore, clock: ManualClock) -> None:
     workflow = await store.create(WORKFLOW, obj("wf"))
     first = await store.record_event(workflow, "Normal", "Started", "the first group runs")
-    await store.record_event(workflow, "Normal", "Repeated", "again and again")
-    watch = store.watch(EVENT, resource_version=store.resource_version)
+    repeated = await store.record_event(workflow, "Normal", "Repeated", "again and again")
+    watch = store.watch(EVENT, resource_version=repeated["metadata"]["resourceVersion"])
     clock.advance(40 * MINUTE)
     await store.record_event(workflow, "Normal", "Repeated", "again and again")  # renewed: an hour from now
     await store.record_event(workflow, "Warning", "Late", "forty minutes in")

@@ -75,11 +75,11 @@ def test_a_certification_that_only_waits_lists_as_waiting_as_the_console_says(tm
     capsys.readouterr()
     assert main(["certification", "list", *state]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[:2] for line in lines[1:]] == [["burn-in", "RUNNING"], ["second", "WAITING"]]
+    assert [line.split()[:2] for line in lines[1:]] == [["second", "WAITING"], ["burn-in", "RUNNING"]]  # newest first, as the dashboard
     assert main(["certification", "list", *state, "-o", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["name"], r["result"], r["phase"], r["waiting"]) for r in rows] == [
-        ("burn-in", "RUNNING", "RUNNING", None), ("second", "RUNNING", "WAITING", "for certification burn-in")]
+        ("second", "RUNNING", "WAITING", "for certification burn-in"), ("burn-in", "RUNNING", "RUNNING", None)]
 
 
 def test_a_damaged_row_is_named_and_the_others_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -240,7 +240,7 @@ def test_certifications_created_in_one_second_are_ordered_as_they_were_created(t
     assert asyncio.run(run()) == ["alpha", "zeta"]  # the dashboard: newest first
     capsys.readouterr()
     assert main(["certification", "list", "--sim", "--state", str(state)]) == 0
-    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["zeta", "alpha"]  # oldest first
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["alpha", "zeta"]  # as the dashboard
     assert main(["certification", "report", "zeta", "alpha", "--sim", "--state", str(state), "--history", str(history), "-o", "json"]) == 0
     capsys.readouterr()
     assert main(["history", "certifications", "--history", str(history), "-o", "json"]) == 0

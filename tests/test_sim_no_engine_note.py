@@ -63,11 +63,11 @@ def test_report_and_list_say_that_no_process_advances_what_they_show(left: list[
     assert err.splitlines() == [_note("burn-in is RUNNING, second is WAITING for certification burn-in", state, "them")]
     assert main(["certification", "list", *left]) == 0
     out, err = capsys.readouterr()
-    assert [line.split()[:2] for line in out.splitlines()[1:]] == [["burn-in", "RUNNING"], ["second", "WAITING"]]
-    assert err.splitlines() == [_note("burn-in is RUNNING, second is WAITING for certification burn-in", state, "them")]
+    assert [line.split()[:2] for line in out.splitlines()[1:]] == [["second", "WAITING"], ["burn-in", "RUNNING"]]  # newest first
+    assert err.splitlines() == [_note("second is WAITING for certification burn-in, burn-in is RUNNING", state, "them")]  # as listed
     assert main(["certification", "list", *left, "-A", "-o", "json"]) == 0
     assert capsys.readouterr().err.splitlines() == [
-        _note("default/burn-in is RUNNING, default/second is WAITING for certification burn-in", state, "them")]
+        _note("default/second is WAITING for certification burn-in, default/burn-in is RUNNING", state, "them")]
 
 
 def test_a_holder_whose_process_is_gone_advances_nothing_and_a_live_one_does(left: list[str], tmp_path: Path,

@@ -17,7 +17,6 @@ from nvcre_tui.cli.oneline import say
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.cli.report import WAITING, damaged_rows, waiting_of
 from nvcre_tui.cli.session import add_session_arguments, open_looking_session, tell_notices, where_of
-from nvcre_tui.engine.api.bodies import creation_order
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.provenance import foreign_status
 from nvcre_tui.engine.api.vocabulary import RESULT_FAILED, RESULT_RUNNING
@@ -31,6 +30,7 @@ from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.printable import json_printable
 from nvcre_tui.engine.store.errors import StoreError
 from nvcre_tui.engine.report.model import waited_and_ran_so_far
+from nvcre_tui.engine.report.shown_order import in_shown_order, result_of
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import format_age, format_duration
 
@@ -72,8 +72,8 @@ async def _list(args: argparse.Namespace) -> int:
             for owner in _mapping(wf.get("metadata")).get("ownerReferences") or []:
                 if isinstance(owner, dict) and isinstance(wf.get("status", {}), dict):
                     owned.setdefault(str(owner.get("uid")), []).append(wf)
-        # Oldest first, by namespace; those created in one second as the store created them (not by name)
-        certs = sorted(certs, key=lambda cert: (str(_mapping(cert.get("metadata")).get("namespace") or ""), _creation(cert)))
+        # By namespace, each in the order the dashboard and the wall show them (report.shown_order: it listed oldest first)
+        certs = sorted(in_shown_order(certs, _result), key=lambda cert: str(_mapping(cert.get("metadata")).get("namespace") or ""))
         from nvcre_tui.engine.session import SimSession, store_now  # the session is open: the module is loaded already
 
         stamped_now = store_now(session)
@@ -194,9 +194,9 @@ def _inconclusive(workflows: Sequence[Obj] | None) -> int | str:
         return "-"
 
 
-def _creation(cert: Obj) -> tuple[str, int, str, str]:
-    """api.bodies.creation_order of a certification whose parts may be damaged (it still lists)."""
-    return creation_order({"metadata": _mapping(cert.get("metadata")), "status": _mapping(cert.get("status"))})
+def _result(cert: Obj) -> str:
+    """The result a certification is ordered by: as listed (a status another hand wrote is FAILED, see row)."""
+    return RESULT_FAILED if foreign_status(CERTIFICATION.kind, cert) is not None else result_of(cert)
 
 
 def _duration(seconds: float | None) -> str:

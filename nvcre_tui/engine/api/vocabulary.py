@@ -173,6 +173,9 @@ RESULT_RUNNING: Final = "RUNNING"
 RESULT_PASSED: Final = "PASSED"
 RESULT_FAILED: Final = "FAILED"
 RESULT_INCOMPLETE: Final = "INCOMPLETE"  # passed, with nodes excluded from the test
+# The order certifications are shown in, most urgent first (report.shown_order: the dashboard, the wall, `list`):
+# unfinished, then failed, then passed with nodes excluded, then passed.
+RESULT_ORDER: tuple[str, ...] = (RESULT_RUNNING, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED)
 
 # -- ours: why a node failed (a Job's failedNodes[].reason: api.resources.NodeFailureReason) ------------------
 HARDWARE_FAILURE_DETECTED: Final = "HardwareFailureDetected"  # a health check flagged it

@@ -23,6 +23,7 @@ from nvcre_tui.engine.api.vocabulary import FAILED, RESULT_FAILED
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.readmodel import CertificationView
+from nvcre_tui.engine.report.shown_order import in_shown_order
 
 Obj = dict[str, Any]
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
@@ -34,8 +35,8 @@ HELD_KEPT = 256
 
 
 def wall_subjects(views: Mapping[str, CertificationView]) -> list[str]:
-    """The certifications the wall shows in turn (of a snapshot's views), by name (a stable order while one
-    finishes); [] when there is none."""
+    """The certifications the wall shows in turn (of a snapshot's views), in the order the dashboard and `list` show
+    them (report.shown_order: it rotated by name); [] when there is none."""
     certs = [view.cert for view in views.values()]
     shown = {_name(cert) for cert in certs if not cond.is_terminal(cert)}
     finished = sorted((view for view in views.values() if cond.is_terminal(view.cert)), key=lambda view: _finished_order(view.cert))
@@ -44,7 +45,7 @@ def wall_subjects(views: Mapping[str, CertificationView]) -> list[str]:
     for index, view in enumerate(finished[:-1]):
         if failed(view.cert) and not any(held(view) <= held(later) for later in finished[index + 1:]):
             shown.add(_name(view.cert))
-    return sorted(shown)
+    return [_name(cert) for cert in in_shown_order(certs) if _name(cert) in shown]  # as the dashboard and `list` order them
 
 
 def failed(cert: Obj) -> bool:

@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from nvcre_tui.engine.api.bodies import certification_status, creation_order
-from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, PHASE_GLYPHS, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
+from nvcre_tui.engine.api.bodies import certification_status
+from nvcre_tui.engine.api.vocabulary import IN_PROGRESS, PHASE_GLYPHS
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.report.model import waited_and_ran_so_far
+from nvcre_tui.engine.report.shown_order import in_shown_order, result_of
 from nvcre_tui.engine.units import format_age, format_duration
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
 from nvcre_tui.engine.views.waiting import pods_waiting
@@ -67,20 +68,16 @@ def certification_row(snapshot: Snapshot, cert: Obj, now: datetime, *, stamped_n
     runtime = ran + (f" (+{waited} waited)" if waited else "")
     # The variant only (a category's last path part): whole in the dashboard's last column on 80 columns.
     running = _running_variants(snapshot, cert)
-    return CertRow(cert["metadata"]["name"], summary.get("result") or (RESULT_RUNNING if not cond.is_terminal(cert) else RESULT_FAILED),
+    return CertRow(cert["metadata"]["name"], result_of(cert),
                    summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                    runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited)
 
 
 def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: datetime | None = None) -> list[CertRow]:
-    """Dashboard rows: unfinished first, then failed, then the rest; newest first within each. Ages count to
+    """Dashboard rows, in the order the wall and `list` show them too (report.shown_order). Ages count to
     `stamped_now` (session.store_now: an API server's clock, which stamped creationTimestamp, not a --sim-runner
     fleet's simulated one; default `now`)."""
-    rows = [certification_row(snapshot, cert, now, stamped_now=stamped_now) for cert in snapshot.certifications]
-    order = {RESULT_RUNNING: 0, RESULT_FAILED: 1, RESULT_INCOMPLETE: 2, RESULT_PASSED: 3}
-    created = {c["metadata"]["name"]: creation_order(c) for c in snapshot.certifications}
-    newest_first = sorted(rows, key=lambda r: created[r.name], reverse=True)
-    return sorted(newest_first, key=lambda r: order.get(r.result, 4))  # stable: newest first within a result
+    return [certification_row(snapshot, cert, now, stamped_now=stamped_now) for cert in in_shown_order(snapshot.certifications)]
 
 
 DELETING = "DELETING"  # in place of its result, for a certification being deleted that a finalizer holds (deletion_said)

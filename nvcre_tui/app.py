@@ -18,12 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from textual.app import SystemCommand
 from textual.binding import Binding
+from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from nvcre_tui.badges import Badge, Cut, Piece, fitted
 from nvcre_tui.commands import NvcreCommands, allowed_commands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.damage import DamagedObject
@@ -61,6 +64,16 @@ CLUSTER_TAKE_OVER_SECONDS = 5.0  # on a cluster (one API request; a Lease runs 1
 HIGH_CONTRAST = "nvcre-high-contrast"
 CLOSE_SECONDS = 5.0  # the most quitting waits for a session the opener was still opening to close what it opened
 NOTICE_SECONDS = 30.0  # a session's notice (e.g. at start-up) stays long enough to be read once the screen settled
+HEADER_CHROME = 18  # the cells Textual's Header keeps beside its title: its icon (8) and its clock's place (10)
+CROWDED = "-crowded-header"  # the app's class while the badges do not fit beside the title (app.tcss)
+CROWDED_CHROME = 4  # then the icon's (3) and the clock space's (1)
+TITLE_GAP = " — "  # between the header's title and the badges (App.format_title)
+# How the header's badges give up room at 80 columns (badges.fitted), in this order: a context, server or scenario name
+# cut in its middle to NAME_LEAST cells, who holds the engine cut at its end to VIEWER_LEAST ("viewer: engine held by…"),
+# the names to NAME_FLOOR ("…"), a warning cut at its end to WARNING_LEAST ("⚠ no answer from the store since…"), then who
+# holds the engine left out, then a warning cut to WARNING_FLOOR. The read-only mark and the namespace never.
+NAME_LEAST, VIEWER_LEAST, NAME_FLOOR, WARNING_LEAST, WARNING_FLOOR = 8, 24, 1, 34, 12
+NAME_CUT, VIEWER_CUT, NAME_LAST_CUT, WARNING_CUT, VIEWER_GOES, WARNING_LAST_CUT = range(6)
 
 
 class NvcreApp(ThemedApp[None]):
@@ -115,17 +128,33 @@ class NvcreApp(ThemedApp[None]):
         self.sub_title = self._badges()
 
     def _badges(self) -> str:
-        # Most urgent first, the session's title last: a narrow header cuts the end (the store not answering was seen
-        # at 220 columns only; at 80 the title, first, left no room for the read-only and viewer badges).
+        """The header's badges whole (the app's sub_title); format_title fits them to the header's room."""
+        return "  ".join(badge.text for badge in self.badges())
+
+    def badges(self) -> list[Badge]:
+        """The header's badges, most urgent first, the session's title last: a narrow header cuts the end (the store not
+        answering was seen at 220 columns only; at 80 the title, first, left no room for the read-only and viewer
+        badges). Fitted to the header's room (badges.fitted): a warning cut at its end, names in their middle."""
         if self.session is None and self._opener is not None:  # not the simulator's name while it may be a cluster
-            return self._opening_text()
-        badges: list[str] = []
-        if (warning := self.store_warning()) is not None:
-            badges.append(warning)
-        if (stalled := self.stall_warning()) is not None:
-            badges.append(stalled)
-        badges += self.calm_badges()
-        return "  ".join(badges)
+            return [Badge((Piece(self._opening_text(), Cut.MIDDLE, least=NAME_LEAST, first=NAME_CUT),))]
+        warnings = [said for said in (self.store_warning(), self.stall_warning()) if said is not None]
+        return [*(Badge((Piece(said, Cut.END, least=WARNING_LEAST, first=WARNING_CUT, floor=WARNING_FLOOR, floor_first=WARNING_LAST_CUT),))
+                  for said in warnings), *self.calm_badges()]
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's line: `title — badges` where the badges (the app's sub_title) fit beside it whole; else the
+        badges alone, fitted (badges.fitted) to the whole header less a narrower icon and clock space (app.tcss's
+        -crowded-header): the console's name says least."""
+        if not sub_title or sub_title != self.sub_title:
+            return super().format_title(title, sub_title)
+        crowded = cell_len(sub_title) > self.size.width - HEADER_CHROME - cell_len(title) - cell_len(TITLE_GAP)
+        self.set_class(crowded, CROWDED)
+        if not crowded:
+            return super().format_title(title, sub_title)
+        return Content(fitted(self.badges(), self.size.width - CROWDED_CHROME)).stylize("dim")
+
+    def on_resize(self) -> None:
+        self.mutate_reactive(NvcreApp.sub_title)  # the header fits its badges to the new width (format_title)
 
     def store_warning(self) -> str | None:
         """The header's most urgent badge: the store gives no answer (or refuses the watches), and what is shown is
@@ -145,15 +174,20 @@ class NvcreApp(ThemedApp[None]):
             return None
         return f"⚠ no engine: {nothing_advances('RUNNING ones', short=True)}"
 
-    def calm_badges(self) -> list[str]:
-        """The header's other badges, most urgent first: read-only, who holds the engine, the session's title."""
-        badges: list[str] = []
+    def calm_badges(self) -> list[Badge]:
+        """The header's other badges, most urgent first: read-only, who holds the engine, the session's title. Where
+        the room is short, the session's names (a context, a server, a scenario) are cut in their middle first, then
+        who holds the engine, which goes last; the read-only mark and the namespace are never cut."""
+        badges: list[Badge] = []
         if self.policy.read_only:
-            badges.append("🔒 READ-ONLY")
+            badges.append(Badge((Piece("🔒 READ-ONLY"),)))
         viewer = self.session.viewer_reason if self.session is not None else None
         if viewer:
-            badges.append(f"👁 {viewer}")
-        badges.append(self.session.title if self.session is not None else f"SIMULATED · {self.scenario.name}")
+            badges.append(Badge((Piece("👁 "), Piece(viewer, Cut.END, least=VIEWER_LEAST, first=VIEWER_CUT)), drop=VIEWER_GOES))
+        parts = self.session.title_parts if self.session is not None else (("SIMULATED · ", False), (self.scenario.name, True))
+        badges.append(Badge(tuple(Piece(text, Cut.MIDDLE, least=NAME_LEAST, first=NAME_CUT, floor=NAME_FLOOR, floor_first=NAME_LAST_CUT)
+                                  if name else Piece(text)
+                                  for text, name in parts if text)))
         return badges
 
     @property

@@ -99,6 +99,12 @@ class Session(Protocol):
         """What the console's header says this session is (`SIMULATED · ...`, `cluster ... · context`)."""
         ...
 
+    @property
+    def title_parts(self) -> tuple[tuple[str, bool], ...]:
+        """`title` in parts, each with whether it is a name a narrow header may cut in its middle (a context, a server,
+        a scenario's name); the others (the namespace) are never cut."""
+        ...
+
     async def take_over(self) -> bool:
         """When this session would run the engine but another held the Lease (or took it), take the Lease once it is
         free; True when this session runs the engine now."""
@@ -196,8 +202,12 @@ class SimSession:
 
     @property
     def title(self) -> str:
+        return "".join(text for text, _ in self.title_parts)
+
+    @property
+    def title_parts(self) -> tuple[tuple[str, bool], ...]:
         shown = "" if self.namespace == "default" else f" · {self.namespace}"  # as on a cluster; default goes unsaid
-        return f"SIMULATED · {self.scenario.name}{shown}"
+        return ("SIMULATED · ", False), (self.scenario.name, True), (shown, False)
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,

@@ -135,7 +135,6 @@ class BandwidthScreen(NvcreScreen):
         yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
-        self.sub_title = f"bandwidth · {self.workflow_name}"
         self.query_one(OptionList).focus()
         super().on_mount()
 

@@ -14,6 +14,7 @@ from textual import events
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 
+from nvcre_tui.badges import Badge
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import NODE
@@ -53,7 +54,7 @@ class Console(Protocol):
 
     def stall_warning(self) -> str | None: ...
 
-    def calm_badges(self) -> list[str]: ...
+    def calm_badges(self) -> list[Badge]: ...
 
     async def submit(self, body: dict[str, Any]) -> bool: ...
 

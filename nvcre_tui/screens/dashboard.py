@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Header, Input, Static
 
+from nvcre_tui.badges import cut_middle
 from nvcre_tui.engine.api.nodes import NO_NODES, NODES_WITHHELD
 from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_GLYPHS, RESULT_INCOMPLETE, RESULT_PASSED, RESULT_RUNNING
 from nvcre_tui.engine.printable import printable
@@ -44,26 +45,6 @@ RESULT_STYLE = {RESULT_PASSED: "verdict-passed", RESULT_FAILED: "verdict-failed"
 
 
 MIN_NAME = 16  # the fewest cells a certification's name keeps in the table, cut in its middle
-
-
-def cut_middle(text: str, width: int) -> str:
-    """`text` whole when it fits `width` cells, else its start and its end around "…": certifications of one burn-in
-    often differ at their end ("rack-12-burn-in-r1", "-r2"), which a cut at the end would hide."""
-    if cell_len(text) <= width:
-        return text
-    keep = max(1, width - 1)
-    head_cells, tail_cells = (keep + 1) // 2, keep // 2
-    head, used = "", 0
-    for character in text:
-        if used + cell_len(character) > head_cells:
-            break
-        head, used = head + character, used + cell_len(character)
-    tail, used = "", 0
-    for character in reversed(text):
-        if used + cell_len(character) > tail_cells:
-            break
-        tail, used = character + tail, used + cell_len(character)
-    return f"{head}…{tail}"
 
 
 # Short: Running whole on 80 columns. "Blamed" as the failures pane's title counts them: failed and suspect nodes (the

@@ -74,7 +74,6 @@ class LogsScreen(NvcreScreen):
         yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:
-        self.sub_title = f"logs · {self.job_name}"
         self.query_one(LogView).log_lines.focus()
         if self.nvcre.live:
             self._poll = self.set_interval(LIVE_POLL_SECONDS, self._poll_tick, name="logs-poll")

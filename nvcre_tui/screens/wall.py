@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -18,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
+from nvcre_tui.badges import fitted
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.provenance import status_written_at
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
@@ -141,6 +143,7 @@ def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blame
 
 
 TALLY_LINES, TALLY_PADDING = 2, 2  # #tally's max-height, and its padding left and right (the CSS below)
+TITLE_PADDING = 2  # #title's padding left and right (the CSS below)
 
 
 def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines: int = TALLY_LINES) -> str:
@@ -389,7 +392,10 @@ class WallScreen(NvcreScreen):
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warnings = [said for said in (self.nvcre.store_warning(), self.nvcre.stall_warning()) if said]
-        self._say("#title", Text("   ".join([*warnings, title, "  ".join(self.nvcre.calm_badges())])))
+        # The badges fitted to what the line leaves them (the read-only mark and the namespace whole, names cut)
+        said = "   ".join([*warnings, title])
+        badges = fitted(self.nvcre.calm_badges(), self.app.size.width - TITLE_PADDING - cell_len(said) - 3)
+        self._say("#title", Text(f"{said}   {badges}"))
         rack_map = self._show_map(snapshot, every)
         rack_map.set_words({name: state_word(states[name][0], name, suspicion) for name in suspicion})  # its tooltip, as the legend
         faults = infrastructure_faults(snapshot, self.current) if self.current else []

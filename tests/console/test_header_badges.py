@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from rich.cells import cell_len
+
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.engine.session import SimSession
 from nvcre_tui.engine.sim.scenario import default_scenario
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.policy import Policy
 from nvcre_tui.screens.wall import WallScreen
 
 SINCE = 1_700_000_000.0  # when the store stopped answering (a time of day in the badge)
@@ -145,3 +148,58 @@ async def test_a_viewer_whose_engine_runs_says_no_stall(tmp_path: Path) -> None:
     finally:
         await viewer.close()
         await holder.close()
+
+
+LONG_CONTEXT = "arn:aws:eks:us-west-2:123456789012:cluster/gpu-prod-cluster-a"
+
+
+async def _viewer_in(path: Path, namespace: str) -> tuple[SimSession, SimSession]:
+    """As _viewer, the viewer showing `namespace`."""
+    holder = await SimSession.open(default_scenario(), path, history=None)
+    viewer = await SimSession.open(default_scenario(), path, history=None, namespace=namespace)
+    assert holder.engine is not None and viewer.engine is None and viewer.viewer_reason
+    return holder, viewer
+
+
+async def test_at_80_columns_the_header_cuts_names_and_keeps_the_namespace_and_the_read_only_mark(tmp_path: Path) -> None:
+    """The header was cut at its end: `nvcre console — 🔒 READ-ONLY  👁 viewer: engine held by console@host/…`, the
+    namespace the console shows and the scenario's name lost, on every screen; the logs pane's own title hid the
+    badges altogether. Names are cut in their middle now, who holds the engine left out last."""
+    from nvcre_tui.screens.logs import LogsScreen
+
+    holder, viewer = await _viewer_in(tmp_path / "sim.db", "team-a")
+    try:
+        app = NvcreApp(session=viewer, live=False, read_only=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            top = screen_lines(app)[0]
+            assert "🔒 READ-ONLY" in top and top.endswith(" · team-a"), top
+            assert "👁 viewer: engine held by" in top and "SIMULATED · " in top, top  # the scenario's name cut in its middle
+            await app.push_screen(LogsScreen("some-job"))
+            await pilot.pause()
+            top = screen_lines(app)[0]
+            assert "🔒 READ-ONLY" in top and top.endswith(" · team-a"), top
+            await pilot.resize_terminal(200, 24)
+            await pilot.pause()
+            top = screen_lines(app)[0]
+            assert f"SIMULATED · {default_scenario().name} · team-a" in top and "👁 viewer: engine held by" in top, top
+    finally:
+        await viewer.close()
+        await holder.close()
+
+
+def test_a_long_context_name_is_cut_in_its_middle_before_the_namespace_goes() -> None:
+    from nvcre_tui.app import CROWDED_CHROME
+    from nvcre_tui.badges import fitted
+    from nvcre_tui.engine.kube.session import cluster_title_parts
+
+    app = NvcreApp.__new__(NvcreApp)  # calm_badges reads the policy and the session only
+    app.policy = Policy(read_only=True)
+    for scenario in (None, "default: 32 x H100, 4 cliques"):
+        app.session = type("S", (), {"viewer_reason": "viewer: engine held by nvcre-controller-7f9c5d (renewed 3s ago)",
+                                     "title_parts": cluster_title_parts(LONG_CONTEXT, "ml-training", scenario)})()
+        said = fitted(app.calm_badges(), 80 - CROWDED_CHROME)
+        # with --sim-runner's scenario too, who holds the engine goes (the names cut to "…" first would not be enough)
+        assert said.startswith("🔒 READ-ONLY  👁 viewer: engine held by" if scenario is None else "🔒 READ-ONLY  cluster arn:"), said
+        assert "  cluster arn:" in said and "…" in said and " · ml-training" in said and cell_len(said) <= 80 - CROWDED_CHROME, said
+        assert said.endswith(" · ml-training" if scenario is None else " cliques"), said

@@ -105,6 +105,13 @@ async def _go_on_from_the_fleet(store: KubeStore, clock: SimulatedClock, namespa
         clock.jump_to(latest)
 
 
+def cluster_title_parts(where: str, namespace: str, scenario: str | None) -> tuple[tuple[str, bool], ...]:
+    """KubeSession.title_parts: `cluster <context or server> · <namespace>[ · SIM RUNNER <scenario>]`, the context or
+    server and the scenario's name cuttable, the namespace never."""
+    parts: tuple[tuple[str, bool], ...] = (("cluster ", False), (where, True), (f" · {namespace}", False))
+    return parts if scenario is None else (*parts, (" · SIM RUNNER ", False), (scenario, True))
+
+
 def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
     """`engine held by host-123 (renewed 4s ago)`, or that nobody holds it (the identity neutralised: any writer of
     the Lease chose it; a renewTime ahead of this clock said as such, never a negative age)."""
@@ -165,7 +172,12 @@ class KubeSession:
 
     @property
     def title(self) -> str:
-        return f"{self.cluster} · {self.target.namespace}" + (f" · SIM RUNNER {self.scenario.name}" if self.scenario else "")
+        return "".join(text for text, _ in self.title_parts)
+
+    @property
+    def title_parts(self) -> tuple[tuple[str, bool], ...]:
+        return cluster_title_parts(self.target.context or self.target.server, self.target.namespace,
+                                   self.scenario.name if self.scenario else None)
 
     @property
     def namespace(self) -> str:

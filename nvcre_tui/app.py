@@ -26,7 +26,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from nvcre_tui.badges import Badge, Cut, Piece, fitted
+from nvcre_tui.badges import SIM_TIME_SAID, Badge, Cut, Piece, fitted
 from nvcre_tui.commands import NvcreCommands, allowed_commands, help_lines, hint, run_colon_command
 from nvcre_tui.engine.api.bodies import group_nodes
 from nvcre_tui.engine.api.damage import DamagedObject
@@ -37,7 +37,7 @@ from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.lease import NO_HOLDER, nothing_advances
 from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.session import Session, SimSession
+from nvcre_tui.engine.session import Session, SimSession, TitleCut, plays_the_fleet
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.created import made_by_this_create
 from nvcre_tui.engine.store.errors import AlreadyExists, StoreError
@@ -66,14 +66,16 @@ CLOSE_SECONDS = 5.0  # the most quitting waits for a session the opener was stil
 NOTICE_SECONDS = 30.0  # a session's notice (e.g. at start-up) stays long enough to be read once the screen settled
 HEADER_CHROME = 18  # the cells Textual's Header keeps beside its title: its icon (8) and its clock's place (10)
 CROWDED = "-crowded-header"  # the app's class while the badges do not fit beside the title (app.tcss)
-CROWDED_CHROME = 4  # then the icon's (3) and the clock space's (1)
+CROWDED_CHROME = 3  # then the icon's (3), the clock's place hidden
 TITLE_GAP = " — "  # between the header's title and the badges (App.format_title)
+SIM_TIME = f", {SIM_TIME_SAID}"  # after the word that says the fleet is simulated: its times are the simulated clock's
 # How the header's badges give up room at 80 columns (badges.fitted), in this order: a context, server or scenario name
 # cut in its middle to NAME_LEAST cells, who holds the engine cut at its end to VIEWER_LEAST ("viewer: engine held by…"),
-# the names to NAME_FLOOR ("…"), a warning cut at its end to WARNING_LEAST ("⚠ no answer from the store since…"), then who
-# holds the engine left out, then a warning cut to WARNING_FLOOR. The read-only mark and the namespace never.
-NAME_LEAST, VIEWER_LEAST, NAME_FLOOR, WARNING_LEAST, WARNING_FLOOR = 8, 24, 1, 34, 12
-NAME_CUT, VIEWER_CUT, NAME_LAST_CUT, WARNING_CUT, VIEWER_GOES, WARNING_LAST_CUT = range(6)
+# a scenario's name left out (with its separator; a context or server stays), who holds the engine to VIEWER_FLOOR ("viewer: engine…"), a warning cut
+# at its end to WARNING_LEAST ("⚠ no answer from the store since…"), then who holds the engine left out, then a warning
+# cut to WARNING_FLOOR. The read-only mark, the namespace and the simulated clock's mark never.
+NAME_LEAST, VIEWER_LEAST, NAME_FLOOR, VIEWER_FLOOR, WARNING_LEAST, WARNING_FLOOR = 8, 24, 0, 16, 34, 12
+NAME_CUT, VIEWER_CUT, NAME_LAST_CUT, VIEWER_LAST_CUT, WARNING_CUT, VIEWER_GOES, WARNING_LAST_CUT = range(7)
 
 
 class NvcreApp(ThemedApp[None]):
@@ -183,12 +185,19 @@ class NvcreApp(ThemedApp[None]):
             badges.append(Badge((Piece("🔒 READ-ONLY"),)))
         viewer = self.session.viewer_reason if self.session is not None else None
         if viewer:
-            badges.append(Badge((Piece("👁 "), Piece(viewer, Cut.END, least=VIEWER_LEAST, first=VIEWER_CUT)), drop=VIEWER_GOES))
-        parts = self.session.title_parts if self.session is not None else (("SIMULATED · ", False), (self.scenario.name, True))
-        badges.append(Badge(tuple(Piece(text, Cut.MIDDLE, least=NAME_LEAST, first=NAME_CUT, floor=NAME_FLOOR, floor_first=NAME_LAST_CUT)
-                                  if name else Piece(text)
-                                  for text, name in parts if text)))
+            badges.append(Badge((Piece("👁 "), Piece(viewer, Cut.END, least=VIEWER_LEAST, first=VIEWER_CUT, floor=VIEWER_FLOOR,
+                                                          floor_first=VIEWER_LAST_CUT)), drop=VIEWER_GOES))
+        session = self.session
+        # SIM_TIME where this process plays the fleet: every time shown (Age, "finished ... ago", a log's stamps) is its
+        # simulated clock's, running `speed` times the wall clock's (it read as real dates and durations)
+        parts = session.title_parts(SIM_TIME if self.times_simulated() else "") if session is not None else (
+            (f"SIMULATED{SIM_TIME}", TitleCut.NEVER), (f" · {self.scenario.name}", TitleCut.GONE))
+        badges.append(Badge(tuple(_title_piece(text, cut) for text, cut in parts if text)))
         return badges
+
+    def times_simulated(self) -> bool:
+        """Whether the times shown are a simulated clock's: this process plays the fleet (the simulator, --sim-runner)."""
+        return self.session is not None and plays_the_fleet(self.session)
 
     @property
     def store(self) -> ResourceStore:
@@ -571,6 +580,15 @@ class NvcreApp(ThemedApp[None]):
             return bool(history is not None and history.node(name))
         except InputError:  # a damaged history: the node screen says so
             return True
+
+
+def _title_piece(text: str, cut: TitleCut) -> Piece:
+    """A part of the session's title as the header cuts it (NvcreApp.calm_badges)."""
+    if cut is TitleCut.NEVER:
+        return Piece(text)
+    if cut is TitleCut.SHORTEN:
+        return Piece(text, Cut.MIDDLE, least=NAME_LEAST, first=NAME_CUT)
+    return Piece(text, Cut.MIDDLE, least=NAME_LEAST, first=NAME_CUT, floor=NAME_FLOOR, floor_first=NAME_LAST_CUT)
 
 
 class QuitQuestion(ConfirmModal):

@@ -13,6 +13,7 @@ from enum import Enum
 from rich.cells import cell_len
 
 GAP = "  "  # between badges
+SIM_TIME_SAID = "sim time"  # beside times on a simulated clock (the header's title, a log's span): they are no real dates
 
 
 class Cut(Enum):
@@ -55,6 +56,8 @@ def cut_middle(text: str, width: int) -> str:
     often differ at their end ("rack-12-burn-in-r1", "-r2"), which a cut at the end would hide."""
     if cell_len(text) <= width:
         return text
+    if width <= 0:  # a name with its separator, gone
+        return ""
     keep = max(1, width - 1)
     head_cells, tail_cells = (keep + 1) // 2, keep // 2
     head, used = "", 0
@@ -74,6 +77,8 @@ def cut_end(text: str, width: int) -> str:
     """`text` whole when it fits `width` cells, else as much of its start as fits before "…"."""
     if cell_len(text) <= width:
         return text
+    if width <= 0:
+        return ""
     kept, used = "", 0
     for character in text:
         if used + cell_len(character) > width - 1:

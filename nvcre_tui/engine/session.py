@@ -22,6 +22,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -64,6 +65,14 @@ class LogSource(Protocol):
         ...
 
 
+class TitleCut(IntEnum):
+    """How a narrow header may cut a part of a session's title (Session.title_parts)."""
+
+    NEVER = 0    # the namespace, the words around the names
+    SHORTEN = 1  # a context or a server: cut in its middle, never left out (it says which cluster this is)
+    GONE = 2     # a scenario's name, with its separator: cut, and left out where the room is short
+
+
 @runtime_checkable
 class Session(Protocol):
     """Everything one process opens to work with certifications."""
@@ -99,10 +108,9 @@ class Session(Protocol):
         """What the console's header says this session is (`SIMULATED · ...`, `cluster ... · context`)."""
         ...
 
-    @property
-    def title_parts(self) -> tuple[tuple[str, bool], ...]:
-        """`title` in parts, each with whether it is a name a narrow header may cut in its middle (a context, a server,
-        a scenario's name); the others (the namespace) are never cut."""
+    def title_parts(self, clock_mark: str = "") -> tuple[tuple[str, TitleCut], ...]:
+        """`title` in parts, each with how a narrow header may cut it (TitleCut). `clock_mark` (the console's SIM_TIME)
+        follows the word that says the fleet is simulated."""
         ...
 
     async def take_over(self) -> bool:
@@ -202,12 +210,11 @@ class SimSession:
 
     @property
     def title(self) -> str:
-        return "".join(text for text, _ in self.title_parts)
+        return "".join(text for text, _ in self.title_parts())
 
-    @property
-    def title_parts(self) -> tuple[tuple[str, bool], ...]:
+    def title_parts(self, clock_mark: str = "") -> tuple[tuple[str, TitleCut], ...]:
         shown = "" if self.namespace == "default" else f" · {self.namespace}"  # as on a cluster; default goes unsaid
-        return ("SIMULATED · ", False), (self.scenario.name, True), (shown, False)
+        return (f"SIMULATED{clock_mark}", TitleCut.NEVER), (f" · {self.scenario.name}", TitleCut.GONE), (shown, TitleCut.NEVER)
 
     @classmethod
     async def open(cls, scenario: Scenario, path: Path | None = None, catalog: Catalog | None = None, *, live: bool = False,

@@ -12,6 +12,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
+from nvcre_tui.badges import SIM_TIME_SAID
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, VALIDATION_FAILED
 from nvcre_tui.engine.clock import format_time, parse_time
@@ -94,24 +95,31 @@ def conditions_line(obj: Obj) -> tuple[str, str, str]:
     return phase, found.get("reason", ""), found.get("message", "")
 
 
-def log_tail_lines(lines: Sequence[str]) -> tuple[list[str], str]:
+def log_tail_lines(lines: Sequence[str], *, simulated: bool = False) -> tuple[list[str], str]:
     """A failure log's lines for the detail pane, without their kubelet timestamps, and the times they span said
     once ("from 2026-01-01T00:07:44Z to 00:07:48Z"; "" when none carries one): each line's own 31-character stamp
-    wrapped a row of nccl-tests onto three lines of the pane. The log pane (`l`, `t`) has every line's time."""
+    wrapped a row of nccl-tests onto three lines of the pane. The log pane (`l`, `t`) has every line's time.
+    `simulated`: the stamps are a simulated clock's, said as such, their day left out within one ("sim time 00:07:44Z
+    to 00:07:48Z"): a simulated fleet's date read as a real one."""
     split = [split_kubelet_prefix(line) for line in lines]  # a stamp's shape that is no time (month 13): cut, not timed
     times = [stamp for stamp, _ in split if stamp is not None]
     stripped = [rest for _, rest in split]
     if not times:
         return stripped, ""
     first, last = format_time(min(times)), format_time(max(times))
+    one_day = last[:10] == first[:10]
+    if simulated:
+        first, last = (first.split("T", 1)[1], last.split("T", 1)[1]) if one_day else (first, last)
+        return stripped, f"at {SIM_TIME_SAID} {first}" if first == last else f"{SIM_TIME_SAID} {first} to {last}"
     if first == last:
         return stripped, f"at {first}"
-    return stripped, f"from {first} to {last.split('T', 1)[1] if last[:10] == first[:10] else last}"
+    return stripped, f"from {first} to {last.split('T', 1)[1] if one_day else last}"
 
 
 def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None, *,
-               whole: bool) -> Text:
-    """A Job (optionally focused on one node of it); `now` times a running one. `verdicts`: its category's diagnosis's
+               whole: bool, simulated: bool = False) -> Text:
+    """A Job (optionally focused on one node of it); `now` times a running one; `simulated`: its times are a simulated
+    clock's (log_tail_lines says so). `verdicts`: its category's diagnosis's
     (node -> verdict): each failure says it where one decided the node, as the report's failed groups do, else that a
     whole-group blame convicts no node (report.text.blame_text). `whole`: its group measured a whole run
     (report.model.measured_whole); else its values (a sweep a crash cut short) are no measurement: its reason instead."""
@@ -150,7 +158,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
         code = f", exit {log['exitCode']}" if log.get("exitCode") is not None else ""
         where = f" on {log['nodeName']}" if log.get("nodeName") else ""  # a group's value below threshold names no node
         text.append(shown(f"Failure log ({log.get('podName')}{where}{code})") + "\n", style="bold")
-        lines, span = log_tail_lines(log["tail"].splitlines()[-15:])
+        lines, span = log_tail_lines(log["tail"].splitlines()[-15:], simulated=simulated)
         if span:
             text.append(f"  {span}\n", style="dim")
         for line in lines:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import re
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKLOADRUN
 from nvcre_tui.screens.logs import LogsScreen
 from nvcre_tui.widgets.log_view import LogLines, LogView, SavePrompt
 
-from .harness import certification_body, intra_all_reduce, save_finished
+from .harness import certification_body, intra_all_reduce, reopen, save_finished
 
 INTRA_ALL_REDUCE = intra_all_reduce("logs")
 WORKFLOW = "logs-communication-nccl-all-reduce"
@@ -33,8 +34,12 @@ NCCL_ROW = re.compile(r"^\s+\d+\s+\d+\s+float\s+sum\s")
 
 @pytest.fixture(scope="module")
 def finished_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The settled simulator saved once; each test reopens a private copy."""
-    return save_finished(tmp_path_factory.mktemp("logs") / "state.json", INTRA_ALL_REDUCE)
+    """The settled simulator saved once; each test reopens a private copy. Beside it, `pristine.json`, a copy no test
+    opens in place: a session on it holds the engine itself, where one on the file other tests opened may be a viewer
+    (its header says who holds the engine, a process id)."""
+    saved = save_finished(tmp_path_factory.mktemp("logs") / "state.json", INTRA_ALL_REDUCE)
+    shutil.copyfile(saved, saved.with_name("pristine.json"))
+    return saved
 
 
 
@@ -395,8 +400,8 @@ def test_snapshot_logs_screen(snap_compare: Any, finished_state: Path) -> None:
         await pilot.press("slash", *"busbw", "enter")
         await pilot.pause()
 
-    session = asyncio.run(SimSession.open(default_scenario(), finished_state))
-    session.path = None
+    session = asyncio.run(reopen(finished_state.with_name("pristine.json")))
+    assert session.engine is not None  # not a viewer: the header says no process id
     assert snap_compare(NvcreApp(session=session, live=False), terminal_size=(120, 40), run_before=run_before)
 
 

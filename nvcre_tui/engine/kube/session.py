@@ -44,7 +44,7 @@ from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import Runner
 from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
 from nvcre_tui.engine.runners.simulated import SimulatedRunner, played_by_the_fleet
-from nvcre_tui.engine.session import LogSource, RunnerLogs, Session
+from nvcre_tui.engine.session import LogSource, RunnerLogs, Session, TitleCut
 from nvcre_tui.engine.sim.fleet import FLEET_CONFIGMAP, FleetError, SimulatedFleet, latest_played
 from nvcre_tui.engine.sim.scenario import Scenario
 from nvcre_tui.engine.store.cache import WatchCache
@@ -105,11 +105,13 @@ async def _go_on_from_the_fleet(store: KubeStore, clock: SimulatedClock, namespa
         clock.jump_to(latest)
 
 
-def cluster_title_parts(where: str, namespace: str, scenario: str | None) -> tuple[tuple[str, bool], ...]:
-    """KubeSession.title_parts: `cluster <context or server> · <namespace>[ · SIM RUNNER <scenario>]`, the context or
-    server and the scenario's name cuttable, the namespace never."""
-    parts: tuple[tuple[str, bool], ...] = (("cluster ", False), (where, True), (f" · {namespace}", False))
-    return parts if scenario is None else (*parts, (" · SIM RUNNER ", False), (scenario, True))
+def cluster_title_parts(where: str, namespace: str, scenario: str | None, clock_mark: str = "") -> tuple[tuple[str, TitleCut], ...]:
+    """KubeSession.title_parts: `cluster <context or server> · <namespace>[ · SIM RUNNER <scenario><clock_mark>]`, the
+    context or server cut in its middle, the scenario's name left out where the room is short, the namespace never."""
+    parts = (("cluster", TitleCut.NEVER), (f" {where}", TitleCut.SHORTEN), (f" · {namespace}", TitleCut.NEVER))
+    if scenario is None:
+        return parts
+    return (*parts, (" · SIM RUNNER", TitleCut.NEVER), (f" {scenario}", TitleCut.GONE), (clock_mark, TitleCut.NEVER))
 
 
 def describe_holder(holder: LeaseHolder | None, now: datetime) -> str:
@@ -172,12 +174,11 @@ class KubeSession:
 
     @property
     def title(self) -> str:
-        return "".join(text for text, _ in self.title_parts)
+        return "".join(text for text, _ in self.title_parts())
 
-    @property
-    def title_parts(self) -> tuple[tuple[str, bool], ...]:
+    def title_parts(self, clock_mark: str = "") -> tuple[tuple[str, TitleCut], ...]:
         return cluster_title_parts(self.target.context or self.target.server, self.target.namespace,
-                                   self.scenario.name if self.scenario else None)
+                                   self.scenario.name if self.scenario else None, clock_mark)
 
     @property
     def namespace(self) -> str:

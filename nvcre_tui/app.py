@@ -37,7 +37,7 @@ from nvcre_tui.engine.informer import Informer
 from nvcre_tui.engine.lease import NO_HOLDER, nothing_advances
 from nvcre_tui.engine.history.deletion import delete_certification
 from nvcre_tui.engine.printable import printable
-from nvcre_tui.engine.session import Session, SimSession, TitleCut, plays_the_fleet
+from nvcre_tui.engine.session import Session, SimSession, TitleCut, plays_the_fleet, store_now
 from nvcre_tui.engine.sim.scenario import Scenario, default_scenario
 from nvcre_tui.engine.store.created import made_by_this_create
 from nvcre_tui.engine.store.errors import AlreadyExists, StoreError
@@ -209,6 +209,12 @@ class NvcreApp(ThemedApp[None]):
         """The session clock's time (simulated time on the simulator)."""
         assert self.session is not None
         return self.session.clock.now()
+
+    def stamped_now(self) -> datetime:
+        """Now on the clock that stamps the store's creationTimestamps (session.store_now: an API server's, not a
+        --sim-runner fleet's simulated one)."""
+        assert self.session is not None
+        return store_now(self.session)
 
     def _opening_text(self) -> str:
         return f"connecting to {self._connecting}" if self._connecting else "opening the session"

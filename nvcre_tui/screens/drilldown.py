@@ -497,7 +497,7 @@ class DrilldownScreen(NvcreScreen):
         elif kind in ("node", "group") and data.get("job"):
             text = self._verdict_line(data) + job_detail(data["job"], data.get("node") if kind == "node" else None, self.nvcre.now(),
                                                          data.get("verdicts"), whole=measured_whole(data["group"]),
-                                                         simulated=self.nvcre.times_simulated())
+                                                         simulated=self.nvcre.times_simulated(), stamped_now=self.nvcre.stamped_now())
         elif kind == "workflow":
             text = self._workflow_detail(data["workflow"], data["blamed"], data.get("reach"), self.nvcre.now(), data.get("waiting"),
                                          data.get("tested"), data.get("title"))

@@ -27,6 +27,7 @@ from nvcre_tui.engine.api.bodies import meta_of, run_spec, run_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, SUCCEEDED, VALIDATION_FAILED
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.report.logtail import GAP_LINE, LogCursor, kept_tail, played_elsewhere, simulated_tail
+from nvcre_tui.engine.report.runtime import run_runtime
 from nvcre_tui.engine.grants import rbac_refused, with_grant
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.views.snapshot import Snapshot
@@ -161,6 +162,9 @@ class LogsScreen(NvcreScreen):
             # a run that never started a container (not created, refused, stopped before its pods ran) has no exit code
             code = f", exit {status['exitCode']}" if status.get("exitCode") is not None else ""
             text.append(printable(f" ({status['reason']}{code})", newlines=False))
+        if job is not None:  # the one rule the drill-down's Job detail says it by (report.runtime)
+            text.append("   Runtime ", style="bold")
+            text.append(run_runtime(job, self.nvcre.now(), self.nvcre.stamped_now()))
         nodes = status.get("nodes") or (run_spec(run).get("target") or {}).get("nodeNames") or []
         text.append("   Nodes ", style="bold")
         text.append(printable(", ".join(map(str, nodes)) or "-", newlines=False))

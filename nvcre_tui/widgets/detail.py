@@ -16,6 +16,7 @@ from nvcre_tui.badges import SIM_TIME_SAID
 from nvcre_tui.engine.api.bodies import conditions_of, group_nodes, job_status
 from nvcre_tui.engine.api.vocabulary import FAILED, PHASE_GLYPHS, VALIDATION_FAILED
 from nvcre_tui.engine.clock import format_time, parse_time
+from nvcre_tui.engine.report.runtime import run_runtime
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.history import queries
 from nvcre_tui.engine.judging.results import job_failures
@@ -117,9 +118,10 @@ def log_tail_lines(lines: Sequence[str], *, simulated: bool = False) -> tuple[li
 
 
 def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, verdicts: Mapping[str, str] | None = None, *,
-               whole: bool, simulated: bool = False) -> Text:
-    """A Job (optionally focused on one node of it); `now` times a running one; `simulated`: its times are a simulated
-    clock's (log_tail_lines says so). `verdicts`: its category's diagnosis's
+               whole: bool, simulated: bool = False, stamped_now: datetime | None = None) -> Text:
+    """A Job (optionally focused on one node of it); `now` times a running one (`stamped_now`, the API server's now, one
+    stamped on a clock ahead: report.runtime); `simulated`: its times are a simulated clock's (log_tail_lines says so).
+    `verdicts`: its category's diagnosis's
     (node -> verdict): each failure says it where one decided the node, as the report's failed groups do, else that a
     whole-group blame convicts no node (report.text.blame_text). `whole`: its group measured a whole run
     (report.model.measured_whole); else its values (a sweep a crash cut short) are no measurement: its reason instead."""
@@ -137,7 +139,7 @@ def job_detail(job: Obj, node: str | None = None, now: datetime | None = None, v
         label(text, "Reason", f"{reason}: {message}" if message else reason)
     for noted in cond.noted(conditions_of(job)):  # what qualifies its result, whatever it is (its fabric not rendered)
         label(text, "Note", noted.get("message") or noted.get("reason", ""))
-    label(text, "Runtime", runtime(status.get("workloadStartTime"), status.get("completionTime"), now))
+    label(text, "Runtime", run_runtime(job, now, stamped_now))  # as the logs pane says it
     label(text, "Nodes", ", ".join(group_nodes(job)))  # wraps between names, never inside one
     if whole:
         measurements_text(text, status.get("measurements"), status.get("evidence"))

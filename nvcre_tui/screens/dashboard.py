@@ -25,6 +25,7 @@ from nvcre_tui.engine.api.vocabulary import PHASE_GLYPHS, RESULT_FAILED, RESULT_
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.units import count
 from nvcre_tui.engine.views.certifications import certification_rows, deleting_result, deletion_said
+from nvcre_tui.engine.views.eta import UNKNOWN
 from nvcre_tui.engine.views.failures import OUT_OF_REACH, UNBLAMED, failure_rows, fault_rows, reach_rows, unblamed_failures
 from nvcre_tui.engine.views.nodes import node_states, states_scope
 from nvcre_tui.engine.session import store_now
@@ -49,7 +50,7 @@ MIN_NAME = 16  # the fewest cells a certification's name keeps in the table, cut
 
 # Short: Running whole on 80 columns. "Blamed" as the failures pane's title counts them: failed and suspect nodes (the
 # certification's failedNodes); "✗ nodes" beside the fleet line's "✗ 2 failed" read 21 as convicted.
-COLUMNS = ("Certification", "Result", "Passed", "Blamed", "Runtime", "Age", "Running")
+COLUMNS = ("Certification", "Result", "Passed", "Blamed", "Runtime", "Left", "Age", "Running")  # Left: views.eta
 
 
 FIRST_NAME_CUT = 4  # the fewest cells of the first name shown cut ("nccl…"): fewer say nothing, "+N" alone then
@@ -170,6 +171,7 @@ class DashboardScreen(NvcreScreen):
     def __init__(self) -> None:
         super().__init__()
         self._waits_apart: dict[str, tuple[str, str]] = {}  # rows whose Runtime shows the run alone: (the run, the wait)
+        self._left_apart: dict[str, str] = {}  # what running ones have left, while the Left column has no room
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -233,8 +235,8 @@ class DashboardScreen(NvcreScreen):
                 glyph, word, variable = NodeState.WAITING.glyph, NodeState.WAITING.value.upper(), NodeState.WAITING.variable
             result = Text(f"{glyph} {word}", style=self.app.theme_variables.get(variable, ""))
             # CertRow.running joins the variants with ", " (no variant has a comma): split to fit them whole.
-            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.age,
-                              row.running.split(", ") if row.running else [])
+            rows[row.name] = (row.name, result, row.passed, str(row.failed_nodes) if row.failed_nodes else "-", row.runtime, row.left,
+                              row.age, row.running.split(", ") if row.running else [])
             if row.waited:
                 ran[row.name] = (row.ran, row.waited)
         self._show_rows(rows, ran)
@@ -260,12 +262,13 @@ class DashboardScreen(NvcreScreen):
         # were off the right edge. It keeps what the other columns and the first running category's whole name leave
         # (first_whole), at least MIN_NAME cells: beside "diagnose-and-train" Running read "· nccl-all-red…".
         kept = max([cell_len(COLUMNS[-1]), *(first_whole(cells[-1]) for cells in rows.values())])
+        shown: tuple[str, ...] = COLUMNS
 
         def widths() -> tuple[int, int]:
             """(the name's cells, the Running column's room)."""
-            natural = [max([cell_len(COLUMNS[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(COLUMNS) - 1)]
-            named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(COLUMNS) - kept))
-            others = named + sum(natural[1:]) + padding * (len(COLUMNS) - 1)
+            natural = [max([cell_len(shown[index]), *(literal(cells[index]).cell_len for cells in rows.values())]) for index in range(len(shown) - 1)]
+            named = min(natural[0], max(MIN_NAME, width - sum(natural[1:]) - padding * len(shown) - kept))
+            others = named + sum(natural[1:]) + padding * (len(shown) - 1)
             return named, width - others - padding
 
         named, room = widths()
@@ -276,13 +279,23 @@ class DashboardScreen(NvcreScreen):
             rows = {name: (*cells[:4], self._waits_apart[name][0], *cells[5:]) if name in self._waits_apart else cells
                     for name, cells in rows.items()}
             named, room = widths()
-        room = max(room, cell_len(COLUMNS[-1]))
+        # Then the Left column (views.eta), which took Running's first name on 80 columns: the line under the table says
+        # the highlighted certification's time left instead.
+        left = COLUMNS.index("Left")
+        # ("unknown" goes unsaid there: the lines say why it waits, the wall says it)
+        self._left_apart = {name: str(cells[left]) for name, cells in rows.items() if cells[left] not in ("-", UNKNOWN)} if room < kept else {}
+        if room < kept:
+            rows = {name: (*cells[:left], *cells[left + 1:]) for name, cells in rows.items()}
+            shown = (*COLUMNS[:left], *COLUMNS[left + 1:])
+            named, room = widths()
+        room = max(room, cell_len(shown[-1]))
         fitted = {name: (cut_middle(cells[0], named), *cells[1:-1], fit_names(cells[-1], room)) for name, cells in rows.items()}
-        # A column only ever widens: made again after a wider screen or longer names, so they shrink with it.
-        if columns[-1].content_width > room or columns[0].content_width > named:
+        # A column only ever widens: made again after a wider screen or longer names, so they shrink with it (and with
+        # the Left column shown or not).
+        if columns[-1].content_width > room or columns[0].content_width > named or len(columns) != len(shown):
             selected = selected_key(table)
             table.clear(columns=True)
-            table.add_columns(*COLUMNS)
+            table.add_columns(*shown)
             update_rows(table, fitted, selected=selected)
         else:
             update_rows(table, fitted)
@@ -303,6 +316,8 @@ class DashboardScreen(NvcreScreen):
         said = [held] if held is not None else said  # its pods and categories wait for nothing now
         if name in self._waits_apart:  # its Runtime shows the run alone on this width (_show_rows)
             said.insert(0, f"{name} waited {self._waits_apart[name][1]} for nodes before it ran (not in its Runtime)")
+        if name in self._left_apart:  # no Left column on this width (_show_rows)
+            said.insert(0, f"{name}: time left {self._left_apart[name]}")
         line = self.query_one("#waiting", Static)
         line.update("\n".join(printable(f"{PHASE_GLYPHS['Pending']} {text}", newlines=False) for text in said))
         line.display = bool(said)

@@ -35,6 +35,7 @@ from nvcre_tui.engine.session import SimSession, store_now
 from nvcre_tui.engine.units import count, format_age
 from nvcre_tui.engine.views.certifications import deleting_result
 from nvcre_tui.engine.views.diagnosis import clique_marks, infrastructure_faults
+from nvcre_tui.engine.views.eta import time_left
 from nvcre_tui.engine.views.failures import OUT_OF_REACH, FailureRow, failure_rows, fault_rows, reach_rows, unblamed_failures
 from nvcre_tui.engine.views.nodes import certification_nodes, node_domain, node_states, targeted_nodes
 from nvcre_tui.engine.views.snapshot import Snapshot, same_objects
@@ -381,7 +382,8 @@ class WallScreen(NvcreScreen):
         self._departed.see(snapshot.certifications)
         if self.current is not None:
             self._shown = (self.current, result)
-            title = f"{self.current}  {result}{passed}{position}{finished}"
+            left = time_left(snapshot, self.current, self.nvcre.now())  # what a running one has left, as the dashboard's Left
+            title = f"{self.current}  {result}{passed}{f'  {left.said}' if left is not None else ''}{position}{finished}"
         else:  # every one deleted (or none ever): said as such, never as a fleet that was never tested
             session = self.nvcre.session
             # the history is asked only when this wall showed none (at each refresh while the store holds none)

@@ -14,6 +14,7 @@ from nvcre_tui.engine.kube.held import deletion_held
 from nvcre_tui.engine.report.model import waited_and_ran_so_far
 from nvcre_tui.engine.report.shown_order import in_shown_order, result_of
 from nvcre_tui.engine.units import format_age, format_duration
+from nvcre_tui.engine.views.eta import time_left
 from nvcre_tui.engine.views.snapshot import Obj, Snapshot
 from nvcre_tui.engine.views.waiting import pods_waiting
 
@@ -31,6 +32,7 @@ class CertRow:
     running: str  # the variants of the categories running now ("nccl-all-reduce"; "· nccl-all-reduce": none of its pods runs)
     ran: str = ""  # `runtime` without its wait ("2m16s"), and the wait alone ("27m44s"; "" when none): narrow tables say them apart
     waited: str = ""
+    left: str = "-"  # what a running one has left (views.eta: "~4m10s", "≤51m00s", "unknown"); "-" once finished
 
 
 def _age(created: str | None, now: datetime) -> str:
@@ -70,7 +72,8 @@ def certification_row(snapshot: Snapshot, cert: Obj, now: datetime, *, stamped_n
     running = _running_variants(snapshot, cert)
     return CertRow(cert["metadata"]["name"], result_of(cert),
                    summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
-                   runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited)
+                   runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited,
+                   left.short if (left := time_left(snapshot, str(cert["metadata"]["name"]), now)) is not None else "-")
 
 
 def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: datetime | None = None) -> list[CertRow]:

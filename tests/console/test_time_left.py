@@ -1,0 +1,78 @@
+"""A running certification says what it has left where that can be said honestly (views.eta): on the dashboard's Left
+column and the wall's title. It showed its runtime alone: a five-minute burn-in read as a five-hour one."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Static
+
+from nvcre_tui.app import NvcreApp
+from nvcre_tui.engine.session import SimSession
+from nvcre_tui.engine.views.eta import TimeLeft, time_left
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.screens.wall import WallScreen
+
+from .harness import DIAGNOSE, session_with
+
+# Four waves of eight loopback runs, one after another on the same fleet.
+LOOPBACK = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: loop}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-loopback
+      options: {maxConcurrent: 8, thresholds: {busBandwidthGBps: "value >= 1"}}
+"""
+STEP = 20.0  # simulated seconds between looks
+
+
+async def _left(session: SimSession, name: str) -> TimeLeft | None:
+    return time_left(await Snapshot.read(session.store), name, session.clock.now())
+
+
+async def _until(session: SimSession, name: str, estimate: bool) -> tuple[TimeLeft | None, float]:
+    """Run the engine a step at a time until what the certification has left is an estimate (`estimate`) or it ends;
+    what it said then, and the simulated seconds it ran until then."""
+    assert session.engine is not None
+    start = session.clock.now()
+    while (left := await _left(session, name)) is not None and not (estimate and left.seconds is not None and not left.bound):
+        await session.engine.run_until_settled(max_seconds=STEP)
+    return left, (session.clock.now() - start).total_seconds()
+
+
+async def test_the_time_left_is_bounded_before_runs_finish_then_estimated_from_them() -> None:
+    session = await session_with(LOOPBACK, settle=False)
+    try:
+        assert session.engine is not None
+        await session.engine.run_until_settled(max_seconds=STEP)
+        bound = await _left(session, "loop")
+        assert bound is not None and bound.bound and bound.seconds is not None and bound.short.startswith("≤"), bound
+        estimate, _ = await _until(session, "loop", estimate=True)  # the first wave done: its runs time the others
+        assert estimate is not None and estimate.seconds is not None and estimate.short.startswith("~"), estimate
+        app = NvcreApp(session=session, live=False)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause()
+            table = app.screen.query_one("#certs", DataTable)
+            row = [str(cell) for cell in table.get_row("loop")]
+            assert row[[str(c.label) for c in table.ordered_columns].index("Left")] == estimate.short, row
+            app.run_command("wall")
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen)
+            assert f"  {estimate.said}" in str(app.screen.query_one("#title", Static).render())
+        _, ran = await _until(session, "loop", estimate=False)
+        assert bound.seconds >= ran  # a bound holds
+        assert abs(estimate.seconds - ran) <= 0.25 * ran + STEP, (estimate, ran)  # an estimate comes near
+    finally:
+        await session.close()
+
+
+async def test_a_diagnosis_has_no_time_left_to_say() -> None:
+    session = await session_with(DIAGNOSE, settle=False)
+    try:
+        assert session.engine is not None
+        await session.engine.run_until_settled(max_seconds=60)
+        left = await _left(session, "isolate")
+        assert left == TimeLeft(None) and left.short == "unknown" and left.said == "time left unknown"
+    finally:
+        await session.close()

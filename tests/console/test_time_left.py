@@ -76,3 +76,20 @@ async def test_a_diagnosis_has_no_time_left_to_say() -> None:
         assert left == TimeLeft(None) and left.short == "unknown" and left.said == "time left unknown"
     finally:
         await session.close()
+
+
+async def test_a_workflow_whose_numbers_cannot_be_read_has_unknown_time_left() -> None:
+    """A Workflow another hand wrote (a timeout that is no duration) never stops the dashboard: its time left is unknown."""
+    import copy
+
+    session = await session_with(LOOPBACK, settle=False)
+    try:
+        assert session.engine is not None
+        await session.engine.run_until_settled(max_seconds=STEP)
+        read = await Snapshot.read(session.store)
+        [workflow] = copy.deepcopy(read.workflows)
+        workflow["spec"]["jobTemplate"]["spec"]["timeout"] = "a while"
+        damaged = Snapshot(nodes=read.nodes, certifications=read.certifications, workflows=[workflow], jobs=read.jobs, runs=read.runs)
+        assert time_left(damaged, "loop", session.clock.now()) == TimeLeft(None)
+    finally:
+        await session.close()

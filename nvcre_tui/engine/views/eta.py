@@ -68,7 +68,15 @@ def time_left(snapshot: Snapshot, cert_name: str, now: datetime) -> TimeLeft | N
 
 
 def _category_left(category: CategoryView, now: datetime) -> TimeLeft | None:
-    """A running category's time left, or None where it cannot be said (not planned yet, diagnosing)."""
+    """A running category's time left, or None where it cannot be said (not planned yet, diagnosing, or a Workflow
+    another hand wrote unreadable: a timeout, a count that is none)."""
+    try:
+        return _planned_left(category, now)
+    except (TypeError, ValueError):
+        return None
+
+
+def _planned_left(category: CategoryView, now: datetime) -> TimeLeft | None:
     workflow = category.workflow
     groups = category.groups
     if workflow is None or not groups or cond.is_terminal(workflow):

@@ -114,3 +114,39 @@ def test_a_run_waiting_for_a_node_others_pods_took_after_planning_names_the_node
     assert (status["phase"], status.get("reason"), status.get("blockedNodes")) == ("Scheduling", "Unschedulable", None), status
     assert status["message"] == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
                                  "(gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed)"), status
+
+
+async def _occupants_of_many(folder: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """What others_on finds on twelve target nodes (more than OCCUPANT_READS) where team-a's pods run on two, one of
+    them finished and one pod nvcre's, and the pods reads it made for it."""
+    clock = ManualClock(SIM_START)
+    async with installed(folder, clock=clock, bare=True) as (server, kubeconfig):
+        admin = await store_on(kubeconfig, clock, "nvcre-engine-test")
+        try:
+            await admin.create(NAMESPACE_KIND, {"metadata": {"name": "team-a"}})
+            ours = others_pod("cert-run-0", "gpu-node-04", 8)
+            ours["metadata"]["labels"] = {"nvcre.nvidia.com/job": "cert-run"}
+            for pod in (others_pod("trainer-0", "gpu-node-02", 8), others_pod("done-0", "gpu-node-03", 8, phase="Succeeded"),
+                        others_pod("trainer-1", "gpu-node-12", 4), others_pod("elsewhere-0", "cpu-node-01", 1), ours):
+                await admin.create(POD, pod)
+                await admin.patch_status(POD, pod["metadata"]["name"], "team-a", pod["status"])
+            runner = KubernetesRunner(admin, clock, admin, trainer=False)
+            before = len(server.requests)
+            try:
+                found = await runner.others_on([f"gpu-node-{n:02}" for n in range(1, 13)])
+            finally:
+                await runner.close()
+            reads = [f"{r.verb} {r.query.get('fieldSelector')}" for r in server.requests[before:] if r.resource == "pods"]
+            return {node: [pod["metadata"]["name"] for pod in pods] for node, pods in found.items() if pods}, reads
+        finally:
+            await admin.close()
+
+
+def test_the_pods_on_many_target_nodes_are_read_in_one_list_not_one_a_node(tmp_path: Path) -> None:
+    """A category over more nodes than OCCUPANT_READS reads the pods holding them in one list of the cluster's unfinished
+    pods not nvcre's, split by node: it listed each node's, a thousand lists as a 1,000-node category's Workflow started,
+    each read whole from etcd by the API server (a field selector filters after the read). The same pods are found:
+    others' unfinished pods on a target node only."""
+    found, reads = asyncio.run(_occupants_of_many(tmp_path))
+    assert found == {"gpu-node-02": ["trainer-0"], "gpu-node-12": ["trainer-1"]}
+    assert reads == ["list status.phase!=Succeeded,status.phase!=Failed"]

@@ -63,7 +63,10 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
-OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on: one a target node), and at most at a look at a waiting run
+OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on: one a target node, or one in all past this), and at most at a look at a waiting run
+# The pods that hold a node's room, as the API server selects them: a list of the whole cluster's (_bound_to, past
+# OCCUPANT_READS nodes) leaves out the finished Job pods a shared cluster keeps by the thousand.
+UNFINISHED_PODS = f"status.phase!={SUCCEEDED},status.phase!={FAILED}"
 VERSION_SECONDS = 300.0  # how long the server's version, as read, is rendered for: an upgrade takes minutes itself
 SIMULATED_RUN = ("started by the simulated fleet (--sim-runner): no pod of it exists, and only that fleet makes its output; "
                  "run the certification again, all with or all without --sim-runner")
@@ -716,10 +719,18 @@ class KubernetesRunner:
         return {node: [pod for pod in pods if pod["metadata"].get("uid") not in mine] for node, pods in bound.items()}
 
     async def _bound_to(self, nodes: Sequence[str], selector: str | None) -> dict[str, list[Obj]]:
-        """node -> its unfinished pods matching the label `selector`: one list a node (spec.nodeName, the field
-        kube-apiserver indexes pods by for the kubelets), OCCUPANT_READS at a time, under the pods list `setup init`
-        grants the engine."""
+        """node -> its unfinished pods matching the label `selector`, under the pods list `setup init` grants the engine:
+        one list a node (spec.nodeName, the field kube-apiserver indexes pods by for the kubelets), read together, for up
+        to OCCUPANT_READS nodes; for more, one list of the cluster's unfinished pods, split by node. A list a node was a
+        thousand as a 1,000-node category's Workflow started, each of which an API server reading etcd reads every pod
+        of the cluster for (a field selector filters after the read)."""
         found: dict[str, list[Obj]] = {}
+        if len(nodes) > OCCUPANT_READS:
+            found = {node: [] for node in nodes}
+            for pod in (await self.kube.list(POD, None, selector, UNFINISHED_PODS)).items:
+                if (node := pod_node(pod)) in found and pod_status(pod).get("phase") not in FINISHED:
+                    found[node].append(pod)
+            return found
         limit = asyncio.Semaphore(OCCUPANT_READS)
 
         async def read(node: str) -> None:

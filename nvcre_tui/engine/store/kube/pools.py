@@ -36,8 +36,11 @@ class Pools:
     async def take(self) -> Pool:
         """The pool a request goes out on, in use until `give_back`: a new one when the certificate changed since the
         current one was made (the current one retired)."""
-        for pool in [pool for pool in self._retired if not pool.in_use]:
-            self._retired.remove(pool)
+        # taken off the list before any is closed: a close waits for its connections to end, and a request taking a
+        # pool meanwhile would close the same ones again (and fail removing what this one removed)
+        idle = [pool for pool in self._retired if not pool.in_use]
+        self._retired = [pool for pool in self._retired if pool.in_use]
+        for pool in idle:
             await pool.client.close()
         certificate = self._certificate()
         if self.current is not None and self.current.certificate != certificate:

@@ -14,7 +14,7 @@ from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
-from nvcre_tui.engine.runners.kubernetes import KubernetesRunner
+from nvcre_tui.engine.runners.kubernetes import POLL_SECONDS, KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
 from nvcre_tui.engine.store.protocol import NAMESPACE as NAMESPACE_KIND
@@ -68,10 +68,11 @@ spec:
 """
 
 
-async def _waiting(folder: Path) -> dict[str, Any]:
+async def _waiting(folder: Path, looks: tuple[float, ...] = ()) -> tuple[dict[str, Any], list[str]]:
     """The status of a run over gpu-node-01 and gpu-node-02, planned while both were free, once team-a's training took
     gpu-node-01's 8 GPUs (after planning: the Workflow could not leave it out) and the test kubelet had the time to place
-    what it could."""
+    what it could; and the pods lists by node the runner made to name who holds the room, at that look and at one more
+    after each of `looks` seconds."""
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
@@ -96,11 +97,17 @@ async def _waiting(folder: Path) -> dict[str, Any]:
                     await kubelet.step()
                     clock.advance(fleet.physics.scheduling_sec + 1)
                 await pods_caught_up(runner, admin)
+                before = len(server.requests)
                 await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
+                for seconds in looks:
+                    clock.advance(seconds)
+                    await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
+                reads = [str(r.query.get("fieldSelector")) for r in server.requests[before:]
+                         if r.resource == "pods" and r.verb == "list" and "spec.nodeName" in str(r.query.get("fieldSelector"))]
             finally:
                 await runner.close()
             status: dict[str, Any] = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
-            return status
+            return status, reads
         finally:
             await admin.close()
 
@@ -110,7 +117,7 @@ def test_a_run_waiting_for_a_node_others_pods_took_after_planning_names_the_node
     take the pod), and says which node is busy and why in one line, from the pods bound there: that line is the Job's
     WorkloadPending message (`run --wait`, `report`, the console's job rows) and, past the scheduling grace, its
     WorkloadNotStarted one. Before, it said only that GPUs "may be held by other pods"."""
-    status = asyncio.run(_waiting(tmp_path))
+    status, _ = asyncio.run(_waiting(tmp_path))
     assert (status["phase"], status.get("reason"), status.get("blockedNodes")) == ("Scheduling", "Unschedulable", None), status
     assert status["message"] == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
                                  "(gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed)"), status
@@ -150,3 +157,12 @@ def test_the_pods_on_many_target_nodes_are_read_in_one_list_not_one_a_node(tmp_p
     found, reads = asyncio.run(_occupants_of_many(tmp_path))
     assert found == {"gpu-node-02": ["trainer-0"], "gpu-node-12": ["trainer-1"]}
     assert reads == ["list status.phase!=Succeeded,status.phase!=Failed"]
+
+
+def test_a_waiting_run_looked_at_again_within_a_minute_reads_who_holds_its_room_once(tmp_path: Path) -> None:
+    """Each look at a run waiting for room listed the pods of its waiting members again (up to OCCUPANT_READS lists a
+    look, at every pod event and each minute: hundreds of waiting runs of a second certification over the same 1,000
+    nodes made thousands of lists a minute). What was read is said again for a minute (POLL_SECONDS), then read anew."""
+    status, reads = asyncio.run(_waiting(tmp_path, looks=(1.0, 30.0, POLL_SECONDS)))
+    assert "team-a/trainer-0" in status["message"], status
+    assert reads == ["spec.nodeName=gpu-node-01", "spec.nodeName=gpu-node-01"]

@@ -135,6 +135,9 @@ class KubernetesRunner:
         # uids of ended runs released by this runner, the latest MAX_PODS: the event of a run's end (written before its
         # Released condition) reaches the engine after the release, and is not to release it again
         self._released: OrderedDict[str, None] = OrderedDict()
+        # run uid -> (when read, clock.monotonic; member -> the pods bound there): who holds a waiting run's room, said
+        # again for `poll` (_occupants), not listed again at each look at it
+        self._occupied: dict[str, tuple[float, dict[str, list[Obj]]]] = {}
 
     def connect(self, wake: Callable[[Hashable], None], cache: WatchCache | None = None) -> None:
         """Let pod events (and Node events, from the engine's `cache`) wake runs through `wake` (the
@@ -283,7 +286,7 @@ class KubernetesRunner:
         verdict = judged()
         if verdict.reason == "Unschedulable" and not verdict.blocked:  # waiting for room other pods hold: named
             placed = {pod_node(pod) for pod in pods}
-            if occupants := await self._occupants([node for node in members if node not in placed], pods):
+            if occupants := await self._occupants(run, [node for node in members if node not in placed], pods):
                 verdict = judged(occupants=occupants)
         result = next((pod for pod in pods if is_result_pod(pod, launcher)), None)
         if result is not None:
@@ -707,15 +710,26 @@ class KubernetesRunner:
         finished (runners/base.NodeOccupants)."""
         return await self._bound_to(nodes, f"!{LABEL_JOB}")
 
-    async def _occupants(self, members: Sequence[str], own: Sequence[Obj]) -> dict[str, list[Obj]]:
+    async def _occupants(self, run: Obj, members: Sequence[str], own: Sequence[Obj]) -> dict[str, list[Obj]]:
         """member -> the unfinished pods bound to it but the run's `own` (others' and another nvcre run's), for the first
         OCCUPANT_READS of `members` (a run waiting for room is named by a few); {} when the server does not answer (the
-        wait is said as the scheduler says it, and looked at again)."""
+        wait is said as the scheduler says it, and looked at again). Read once for `poll` seconds while the same members
+        wait: each look at a waiting run (each pod event, each minute) listed them again, thousands of lists a minute
+        where hundreds of runs wait (a second certification over the same nodes)."""
+        uid, now = str(run["metadata"].get("uid", "")), self.clock.monotonic()
+        for stale in [key for key, (read_at, _) in self._occupied.items() if now - read_at >= self.poll]:
+            del self._occupied[stale]
+        waiting = list(members[:OCCUPANT_READS])
+        kept = self._occupied.get(uid)
+        if kept is not None and sorted(kept[1]) == sorted(waiting):
+            bound = kept[1]
+        else:
+            try:
+                bound = await self._bound_to(waiting, None)
+            except StoreError:
+                return {}
+            self._occupied[uid] = (now, bound)
         mine = {pod["metadata"].get("uid") for pod in own}
-        try:
-            bound = await self._bound_to(members[:OCCUPANT_READS], None)
-        except StoreError:
-            return {}
         return {node: [pod for pod in pods if pod["metadata"].get("uid") not in mine] for node, pods in bound.items()}
 
     async def _bound_to(self, nodes: Sequence[str], selector: str | None) -> dict[str, list[Obj]]:

@@ -16,12 +16,13 @@ class SlowToClose(ApiClient):
     closes = 0
 
     async def close(self) -> None:
-        await asyncio.sleep(0)
         SlowToClose.closes += 1
+        await asyncio.sleep(0)
         await super().close()
 
 
-async def _two_retired_taken_together() -> tuple[int, int]:
+async def _two_retired() -> Pools:
+    """Pools with two retired for renewed certificates, neither read from any more."""
     held = {"certificate": "a.crt"}
     pools = Pools(lambda: SlowToClose(Configuration()), lambda: held["certificate"])
     first = await pools.take()  # a watch on the first certificate's pool
@@ -32,6 +33,11 @@ async def _two_retired_taken_together() -> tuple[int, int]:
     pools.give_back(first)
     pools.give_back(second)
     SlowToClose.closes = 0
+    return pools
+
+
+async def _two_retired_taken_together() -> tuple[int, int]:
+    pools = await _two_retired()
     await asyncio.gather(pools.take(), pools.take())  # requests sent together, once both watches ended
     closed = SlowToClose.closes
     await pools.close()
@@ -43,3 +49,21 @@ def test_retired_pools_idle_when_requests_go_out_together_are_each_closed_once()
     one the first had removed raised ValueError out of the request (a reconcile failed ReconcileError on it)."""
     closed, then = asyncio.run(_two_retired_taken_together())
     assert (closed, then) == (2, 3)
+
+
+async def _taken_by_a_request_cancelled() -> int:
+    pools = await _two_retired()
+    cancelled = asyncio.ensure_future(pools.take())
+    await asyncio.sleep(0)  # closing the first retired pool
+    cancelled.cancel()
+    await asyncio.gather(cancelled, return_exceptions=True)
+    await pools.take()
+    closed = SlowToClose.closes
+    await pools.close()
+    return closed
+
+
+def test_a_request_cancelled_while_a_retired_pool_closes_leaves_the_other_to_the_next() -> None:
+    """The second idle retired pool, not yet closed as the request closing the first is cancelled, is closed by the
+    next request, never left open and unlisted."""
+    assert asyncio.run(_taken_by_a_request_cancelled()) == 2

@@ -36,12 +36,12 @@ class Pools:
     async def take(self) -> Pool:
         """The pool a request goes out on, in use until `give_back`: a new one when the certificate changed since the
         current one was made (the current one retired)."""
-        # taken off the list before any is closed: a close waits for its connections to end, and a request taking a
-        # pool meanwhile would close the same ones again (and fail removing what this one removed)
-        idle = [pool for pool in self._retired if not pool.in_use]
-        self._retired = [pool for pool in self._retired if pool.in_use]
-        for pool in idle:
-            await pool.client.close()
+        for pool in [pool for pool in self._retired if not pool.in_use]:
+            # each taken off the list as it is closed (a request cancelled meanwhile leaves the others listed, closed by
+            # the next), unless a request taking a pool meanwhile did: a close waits for its connections to end
+            if pool in self._retired:
+                self._retired.remove(pool)
+                await pool.client.close()
         certificate = self._certificate()
         if self.current is not None and self.current.certificate != certificate:
             self._retired.append(self.current)

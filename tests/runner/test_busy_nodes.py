@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
@@ -123,7 +125,7 @@ def test_a_run_waiting_for_a_node_others_pods_took_after_planning_names_the_node
                                  "(gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed)"), status
 
 
-async def _occupants_of_many(folder: Path) -> tuple[dict[str, list[str]], list[str]]:
+async def _occupants_of_many(folder: Path, nodes: int = 12) -> tuple[dict[str, list[Obj]], list[str]]:
     """What others_on finds on twelve target nodes (more than OCCUPANT_READS) where team-a's pods run on two, one of
     them finished and one pod nvcre's, and the pods reads it made for it."""
     clock = ManualClock(SIM_START)
@@ -140,11 +142,11 @@ async def _occupants_of_many(folder: Path) -> tuple[dict[str, list[str]], list[s
             runner = KubernetesRunner(admin, clock, admin, trainer=False)
             before = len(server.requests)
             try:
-                found = await runner.others_on([f"gpu-node-{n:02}" for n in range(1, 13)])
+                found = await runner.others_on([f"gpu-node-{n:02}" for n in range(1, nodes + 1)])
             finally:
                 await runner.close()
             reads = [f"{r.verb} {r.query.get('fieldSelector')}" for r in server.requests[before:] if r.resource == "pods"]
-            return {node: [pod["metadata"]["name"] for pod in pods] for node, pods in found.items() if pods}, reads
+            return {node: pods for node, pods in found.items() if pods}, reads
         finally:
             await admin.close()
 
@@ -155,7 +157,8 @@ def test_the_pods_on_many_target_nodes_are_read_in_one_list_not_one_a_node(tmp_p
     each read whole from etcd by the API server (a field selector filters after the read). The same pods are found:
     others' unfinished pods on a target node only."""
     found, reads = asyncio.run(_occupants_of_many(tmp_path))
-    assert found == {"gpu-node-02": ["trainer-0"], "gpu-node-12": ["trainer-1"]}
+    assert {node: [pod["metadata"]["name"] for pod in pods] for node, pods in found.items()} == {
+        "gpu-node-02": ["trainer-0"], "gpu-node-12": ["trainer-1"]}
     assert reads == ["list status.phase!=Succeeded,status.phase!=Failed"]
 
 
@@ -166,3 +169,17 @@ def test_a_waiting_run_looked_at_again_within_a_minute_reads_who_holds_its_room_
     status, reads = asyncio.run(_waiting(tmp_path, looks=(1.0, 30.0, POLL_SECONDS)))
     assert "team-a/trainer-0" in status["message"], status
     assert reads == ["spec.nodeName=gpu-node-01", "spec.nodeName=gpu-node-01"]
+
+
+@pytest.mark.parametrize("nodes", [4, 12])
+def test_of_others_pods_only_what_holds_room_is_kept(tmp_path: Path, nodes: int) -> None:
+    """Of each pod bound to a target node (one list a node, or one for all), the engine keeps what kube-scheduler
+    counts as room held (its name, phase and containers' requests), not the whole object: a 1,000-node fleet's
+    daemonset and training pods, tens of thousands of objects with their managedFields, env and volumes, were held whole
+    while the category started (the engine's pod is limited to 1Gi), and a list of the cluster's pods was held whole
+    until its last page was read."""
+    found, _ = asyncio.run(_occupants_of_many(tmp_path, nodes))
+    trainer = found["gpu-node-02"][0]
+    assert trainer == {"metadata": {"name": "trainer-0", "namespace": "team-a", "uid": trainer["metadata"]["uid"]},
+                       "spec": {"nodeName": "gpu-node-02", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "8"}}}]},
+                       "status": {"phase": "Running"}}

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from nvcre_tui.engine.api.bodies import WorkloadRunStatus, conditions_of, labels_of, pod_spec, pod_status, run_spec, run_status
+from nvcre_tui.engine.api.fit import room_view
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.vocabulary import (DECIDED_WITHOUT_LOG, DRA_GROUP, DRA_VERSIONS, FABRIC_NOT_RENDERED, FAILED, INVALID_SPEC, JOB_NOT_SYNCED, KEY_COMPLETION_INDEX,
                                              JOBSET_NOT_RECONCILED, NO_JOB_CONTROLLER_SECONDS, NOT_RECONCILED,
@@ -741,15 +742,18 @@ class KubernetesRunner:
         found: dict[str, list[Obj]] = {}
         if len(nodes) > OCCUPANT_READS:
             found = {node: [] for node in nodes}
-            for pod in (await self.kube.list(POD, None, selector, UNFINISHED_PODS)).items:
-                if (node := pod_node(pod)) in found and pod_status(pod).get("phase") not in FINISHED:
-                    found[node].append(pod)
+
+            def kept(pod: Obj) -> Obj | None:  # page by page: a target node's unfinished pod, what holds room of it
+                return room_view(pod) if pod_node(pod) in found and pod_status(pod).get("phase") not in FINISHED else None
+
+            for pod in (await self.kube.list(POD, None, selector, UNFINISHED_PODS, keep=kept)).items:
+                found[str(pod_node(pod))].append(pod)
             return found
         limit = asyncio.Semaphore(OCCUPANT_READS)
 
         async def read(node: str) -> None:
             async with limit:
-                answer = await self.kube.list(POD, None, selector, f"spec.nodeName={node}")
+                answer = await self.kube.list(POD, None, selector, f"spec.nodeName={node}", keep=room_view)
             found[node] = [pod for pod in answer.items if pod_status(pod).get("phase") not in FINISHED]
 
         await asyncio.gather(*(read(node) for node in nodes))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import builtins
 import copy
 import re
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
@@ -75,14 +75,16 @@ class KubeStore:
         return with_type(kind, found or {})
 
     async def list(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,
-                   field_selector: str | None = None) -> ListResult:
+                   field_selector: str | None = None, *, keep: Callable[[Obj], Obj | None] | None = None) -> ListResult:
+        """`keep`: what of each item to keep (None: drop it), applied page by page: a list of a large cluster's pods
+        is never held whole, only what the caller weighs."""
         namespace = namespace if kind.namespaced else None
         selectors = _selector_query(label_selector, field_selector)
         path = collection_path(kind, namespace)
         subject = Subject(kind, None, namespace)
         for restart in range(_MAX_RELISTS + 1):
             try:
-                items, version = await self._pages(kind, path, subject, selectors)
+                items, version = await self._pages(kind, path, subject, selectors, keep)
             except Gone:
                 # The continue token expired mid-list (compaction); only a fresh list is consistent.
                 if restart == _MAX_RELISTS:
@@ -93,7 +95,8 @@ class KubeStore:
             return ListResult(items, version)
         raise AssertionError("unreachable")
 
-    async def _pages(self, kind: ResourceKind, path: str, subject: Subject, selectors: Query) -> tuple[builtins.list[Obj], str]:
+    async def _pages(self, kind: ResourceKind, path: str, subject: Subject, selectors: Query,
+                     keep: Callable[[Obj], Obj | None] | None = None) -> tuple[builtins.list[Obj], str]:
         items: builtins.list[Obj] = []
         token = ""
         version = "0"
@@ -106,7 +109,8 @@ class KubeStore:
                 version = str(metadata.get("resourceVersion") or "0")
                 first = False
             token = metadata.get("continue") or ""
-            items.extend(with_type(kind, item) for item in page.get("items") or [])
+            typed = (with_type(kind, item) for item in page.get("items") or [])
+            items.extend(typed if keep is None else (kept for item in typed if (kept := keep(item)) is not None))
         return items, version
 
     def watch(self, kind: ResourceKind, namespace: str | None = None, label_selector: LabelSelectorInput = None,

@@ -29,6 +29,7 @@ from ..inputs.limits import MAX_KUBECONFIG_BYTES
 from ..inputs.yaml_safe import DepthLimitedLoader
 from .credential_fields import TokenReader, check_credential_fields, pipe_token_reader, token_file_reader
 from .exec_cluster import checked_exec, with_cluster_info
+from ..store.errors import said
 from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
@@ -42,6 +43,10 @@ DEFAULT_KUBECONFIG = "~/.kube/config"
 DEFAULT_NAMESPACE = "default"
 TOKEN_FILE_SECONDS = 60.0  # a tokenFile is read again this often (client-go's cached file token source: a minute)
 EXEC_PLUGIN_SECONDS = 60.0  # without a terminal, an exec credential plugin (aws, gcloud, kubelogin) silent this long is hung
+# Said where the client library, or Python's ssl, refused what it was given with an error of no words (its class name
+# was said instead): what failed, in words.
+UNSAID = "the Kubernetes client library refused it, no reason given"
+UNSAID_TLS = "Python's ssl module refused them, no reason given"
 _SECTIONS = ("clusters", "contexts", "users")
 # kubeconfig fields holding file paths, which kubectl resolves relative to the file that names them.
 _PATH_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
@@ -395,7 +400,7 @@ def _check_tls(configuration: Configuration, where: str, written: Mapping[str, s
             context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
     except (ssl.SSLError, OSError) as error:
         files = ", ".join((written or {}).get(p, p) for p in (configuration.ssl_ca_cert, configuration.cert_file, configuration.key_file) if p)
-        raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error)}") from None
+        raise InputError(f"{where}: cannot load TLS files ({files}): {_one_line(error, UNSAID_TLS)}") from None
 
 
 def _reread_token_file(configuration: Configuration, fresh: TokenReader) -> Callable[[str, str | None], Awaitable[bool]]:
@@ -519,9 +524,8 @@ def _in_cluster(environ: Mapping[str, str]) -> bool:
     return bool(environ.get("KUBERNETES_SERVICE_HOST"))
 
 
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    return text or type(error).__name__
+def _one_line(error: BaseException, otherwise: str = UNSAID) -> str:
+    return said(error, otherwise)
 
 
 async def load_target(kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None,

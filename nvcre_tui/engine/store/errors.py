@@ -23,6 +23,8 @@ __all__ = [
     "Unavailable",
     "describe",
     "failure_line",
+    "said",
+    "CUT_SHORT",
 ]
 
 
@@ -199,6 +201,18 @@ BUG = "a bug in nvcre"
 NVCRE_PACKAGE = "nvcre_tui."
 
 
+# What a lost connection was, where the client library's error has no words at all (an OSError aiohttp passes on with
+# the arguments of one the socket or TLS layer raised bare): its class name was said instead (`connection lost
+# (ClientOSError)`), which tells a user nothing.
+CUT_SHORT = "the connection closed before the answer ended, no reason given"
+
+
+def said(error: BaseException, otherwise: str) -> str:
+    """An error's own words on one line, or `otherwise` (what happened, in words) where it has none: never its class
+    name, which is Python's word, not a reason."""
+    return " ".join(str(error).split()) or otherwise
+
+
 def failure_line(error: BaseException, *, unexpected: str = BUG, about: str = "", limit: int | None = None) -> str:
     """Any error as a user reads it, on one line: what failed and where, never a Python class name leading it
     (`Forbidden: ...`, `KeyError: 'x'` read as no other message does). The one place for this wording: the CLI's last
@@ -208,7 +222,7 @@ def failure_line(error: BaseException, *, unexpected: str = BUG, about: str = ""
     anything else is `unexpected`, its class and words in parentheses. `about`: the object the line is said of already
     (`Workflow default/x`), not named again where the error's message starts with it. `limit`: at most that many
     characters."""
-    words = " ".join(str(error).split())
+    words = said(error, "")
     if about and words.startswith(f"{about}: "):
         words = words[len(about) + 2:]
     if isinstance(error, StoreError):

@@ -16,7 +16,7 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
+from ..errors import CUT_SHORT, AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable, said
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .client import ApiClient, ConfigException, Configuration
 from .pools import Pool, Pools
@@ -178,7 +178,7 @@ class Transport:
                                 f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost ({error or type(error).__name__}){await self._maybe_https()}") from None
+                                    f"{method} {path}: connection lost ({said(error, CUT_SHORT)}){await self._maybe_https()}") from None
         except ConfigException as error:  # a credential plugin failed while refreshing: not RBAC's refusal, nor the server's
             raise self._no_credentials(error, subject) from None
         return response
@@ -227,7 +227,7 @@ class Transport:
                                 f"{method} {path}: answer not complete within {patience}s") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost while reading ({error})") from None
+                                    f"{method} {path}: connection lost while reading ({said(error, CUT_SHORT)})") from None
         finally:
             response.release()
             self._pools.give_back(pool)

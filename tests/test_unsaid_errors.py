@@ -1,0 +1,23 @@
+"""An error with no words of its own (an OSError aiohttp passes on with the arguments of a bare one the socket or TLS
+layer raised, a library's bare raise): the transport, a pod log read and kubeconfig loading said its Python class name
+instead (`connection lost (ClientOSError)`, `kubeconfig ...: ValueError`). They now say what happened, in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcre_tui.engine.kube import config
+from nvcre_tui.engine.store import errors
+
+
+@pytest.mark.parametrize("error", [OSError(), ConnectionResetError(), ConnectionError(), ValueError(" \n")],
+                         ids=["oserror", "reset", "connection", "blank"])
+def test_an_error_without_words_is_said_in_words_never_its_class(error: BaseException) -> None:
+    assert type(error).__name__ not in config._one_line(error)
+    assert config._one_line(error) == config.UNSAID and config._one_line(error, config.UNSAID_TLS) == config.UNSAID_TLS
+    assert errors.said(error, errors.CUT_SHORT) == errors.CUT_SHORT
+
+
+def test_an_error_with_words_says_them_on_one_line() -> None:
+    assert errors.said(ConnectionResetError(104, "Connection reset\nby peer"), "") == "[Errno 104] Connection reset by peer"
+    assert config._one_line(ValueError("oidc: missing configuration")) == "oidc: missing configuration"

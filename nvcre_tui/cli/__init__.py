@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nvcre_tui import __version__
+from nvcre_tui.cli.bug import bug_line, command_of
 from nvcre_tui.cli.interrupt import EXIT_INTERRUPTED
 from nvcre_tui.cli.once import StoreOnce, forget_given
 from nvcre_tui.cli.oneline import say as _say
@@ -216,9 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines on stderr, never a traceback (NVCRE_DEBUG=1 shows the traceback of an internal error)."""
     take_stdout()  # every byte written or an error: a full disk or a closed stdout is never a silent loss
     take_stderr()  # a reader of stderr going away stops nothing: progress and notes are not the outcome
+    command = "nvcre"  # which one a bug is told in (bug_line), once known
     try:
         parser = build_parser()
         words = list(sys.argv[1:] if argv is None else argv)
+        command = command_of(parser, words)
         try:
             args = _root_options(parser, parser.parse_args(words), words)
         except SystemExit as done:  # --help, --version, or a usage error (told already): its code, not a raise
@@ -251,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OUTPUT
         if os.environ.get("NVCRE_DEBUG"):
             raise
-        _say(f"nvcre: internal error: {type(error).__name__}: {error} (NVCRE_DEBUG=1 shows where; please report it)")
+        _say(bug_line(error, command))
         return EXIT_INTERNAL
     return int(code or 0)
 

@@ -214,3 +214,41 @@ async def test_a_renewed_certificate_that_does_not_load_is_one_line_nothing_sent
         assert len(server.requests) == 1
     finally:
         await store.close()
+
+
+async def test_a_superseded_certificate_s_files_are_removed_once_no_pool_presents_it(
+        server: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each certificate and private key the plugin handed out stayed in a temporary file until the process exited (a
+    controller renewing hourly for months). A superseded pair is now removed once the last pool presenting it is closed
+    (a watch on it keeps it until it ends); the pair in use stays, removed at exit."""
+    import os
+
+    from nvcre_tui.engine.store.kube import client
+    from tests.store.fixtures import take
+
+    now = ISSUED
+    monkeypatch.setattr(client, "exec_now", lambda: now)
+    hour = datetime.timedelta(hours=1)
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, ISSUED + hour), ("alice-2", 2, ISSUED + 3 * hour)])
+    target = await load_target(kubeconfig, environ=NO_ENV)
+    store = KubeStore(target, ManualClock())
+    try:
+        watch = store.watch(CONFIGMAP, "default", resource_version=str(server.resource_version))
+        await store.create(CONFIGMAP, {"metadata": {"name": "before", "namespace": "default"}})
+        assert await take(watch, 1) == [("ADDED", "before")]
+        old = (str(target.configuration.cert_file), str(target.configuration.key_file))
+        now = ISSUED + 2 * hour
+        await store.list(CONFIGMAP, "default")
+        await store.list(CONFIGMAP, "default")
+        new = (str(target.configuration.cert_file), str(target.configuration.key_file))
+        assert new != old and all(os.path.isfile(path) for path in (*old, *new))  # the watch's pool presents the old
+        await watch.aclose()
+        await store.list(CONFIGMAP, "default")  # the old pool, unused, is closed as a request takes a pool
+        assert not any(os.path.exists(path) for path in old) and all(os.path.isfile(path) for path in new)
+        assert [r.user for r in server.requests if r.method == "GET"][-1] == "alice-2"
+        assert target.certificate_files is not None
+        target.certificate_files.remove_all()  # at exit
+        assert not any(os.path.exists(path) for path in new)
+    finally:
+        await store.close()
+

@@ -34,6 +34,7 @@ from ..store.kube.terminal import terminal_holder
 from ...paths import NoHomeFolder, home, typed_path
 
 if TYPE_CHECKING:  # the client itself is imported when a cluster is loaded: a simulated run or --help never pays for it
+    from ..store.kube.certfiles import CertificateFiles
     from ..store.kube.client import Configuration, ExecCredentialLoader, KubeConfigLoader
 
 __all__ = ["KubeTarget", "load_target", "cluster_configured", "SERVICE_ACCOUNT_DIR", "DEFAULT_KUBECONFIG"]
@@ -73,6 +74,9 @@ class KubeTarget:
     # goes out (a certificate is presented at the TLS handshake, not in a header the client's per-request token hook
     # fills); the configuration then names the new one, which the transport's next connections present. None for others.
     refresh_certificate: Callable[[], Awaitable[None]] | None = field(default=None, compare=False, repr=False)
+    # The files an exec plugin's client certificates are written to, each pair removed once superseded and presented
+    # by no connection pool of any store on this target. None for other users.
+    certificate_files: CertificateFiles | None = field(default=None, compare=False, repr=False)
 
 
 def shown_server(url: str) -> str:
@@ -344,7 +348,7 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         renew, refresh = _exec_credentials(configuration, loader)
         if hasattr(loader, "token"):
             _refresh_exec_token(configuration, refresh)
-        else:  # a client certificate, presented at the handshake: the transport runs this before each request
+        if loader.certificate_files.current is not None:  # presented at the handshake: the transport runs this before each request
             refresh_certificate = refresh
     elif "token" in filled and filled["token"][0] == "tokenFile" and os.path.isfile(filled["token"][1]):
         renew = _reread_token_file(configuration, token_file_reader(filled["token"][1], TOKEN_FILE_SECONDS))
@@ -355,7 +359,8 @@ async def _from_kubeconfig(paths: list[Path], where: str, context: str | None,
         f"kubeconfig {where}, user {body['user']}" if user_entry is not None else f"kubeconfig {where}, context {chosen} (it names no user)")
     return KubeTarget(configuration, str(chosen_namespace), chosen, shown_server(str(configuration.host)), f"kubeconfig {where}",
                       without_credentials=bare, compression=cluster.get("disable-compression") is not True, renew_credentials=renew,
-                      refresh_certificate=refresh_certificate)
+                      refresh_certificate=refresh_certificate,
+                      certificate_files=loader.certificate_files if user is not None and "exec" in user else None)
 
 
 def _as_the_library_reads(merged: dict[str, Any], chosen: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -479,7 +484,7 @@ def _exec_credentials(configuration: Configuration, loader: ExecCredentialLoader
     def take() -> None:
         if hasattr(loader, "token"):
             configuration.api_key["BearerToken"] = loader.token
-        else:  # the transport's next requests go out on a new connection pool presenting it
+        if loader.certificate_files.current is not None:  # the transport's next requests go out on a new connection pool presenting it
             configuration.cert_file, configuration.key_file = loader.cert_file, loader.key_file
 
     async def renew(authorization: str, certificate: str | None) -> bool:

@@ -63,6 +63,7 @@ from kubernetes_asyncio.config.exec_provider import ExecProvider as _ExecProvide
 
 from ...kube.credential_fields import unsendable  # noqa: E402
 from ...kube.exec_cluster import CLUSTER_INFO_KEY  # noqa: E402
+from .certfiles import CertificateFiles  # noqa: E402
 from .terminal import terminal_holder  # noqa: E402
 
 MAX_EXEC_OUTPUT_BYTES = 2**20  # an ExecCredential is a token or a certificate and key: a few KiB
@@ -247,6 +248,10 @@ class ExecCredentialLoader(KubeConfigLoader):
     cert_file: str | None
     key_file: str | None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.certificate_files = CertificateFiles(self._temp_file_path)
+
     async def load_from_exec_plugin(self) -> bool:
         # the library's rule: expired 5 minutes before its expirationTimestamp (a request on its way may take that long)
         if hasattr(self, "exec_plugin_expiry") and self.exec_plugin_expiry - _kube_config.EXPIRY_SKEW_PREVENTION_DELAY > exec_now():
@@ -264,12 +269,14 @@ class ExecCredentialLoader(KubeConfigLoader):
         if status.get("token"):  # the library's choice where both are given
             self.token = f"Bearer {status['token']}"
             return True
-        files = [_kube_config.FileOrData(status, None, data_key_name=field, file_base_path=self._get_base_path(self._cluster.path),
-                                         base64_file_content=False, temp_file_path=self._temp_file_path).as_file()
-                 for field in ("clientCertificateData", "clientKeyData")]
+        files = self.certificate_files
+        certificate, key = status["clientCertificateData"], status["clientKeyData"]
+        pair = files.write(certificate, key)
         try:  # here, once: the client loads it at each new connection pool, where a failure was an internal error
-            ssl.create_default_context().load_cert_chain(files[0], keyfile=files[1])
+            ssl.create_default_context().load_cert_chain(pair[0], keyfile=pair[1])
         except (ssl.SSLError, OSError) as error:
+            files.drop(pair)
             raise ConfigException(f"exec: the plugin's client certificate and key do not load ({' '.join(str(error).split())})") from None
-        self.cert_file, self.key_file = files[0], files[1]
+        files.take(pair, certificate, key)
+        self.cert_file, self.key_file = pair
         return True

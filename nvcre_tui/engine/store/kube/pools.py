@@ -5,13 +5,16 @@ client-go also closes every connection of the old certificate at once. Closing a
 answer, or a watch reading its stream, ended them with aiohttp's RuntimeError ("Connection closed."), which nothing
 expects: the old pool is retired instead (no request goes out on it again) and closed once the last answer or watch
 stream read from it is done (a watch ends within its timeoutSeconds and reopens on the new pool). The server checks a
-certificate when a request comes in, never while a watch it let in streams, so nothing is refused meanwhile."""
+certificate when a request comes in, never while a watch it let in streams, so nothing is refused meanwhile. Each pool
+made and closed is told to the exec plugin's CertificateFiles, which removes a superseded certificate's files once no
+pool presents it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .certfiles import CertificateFiles
 from .client import ApiClient
 
 __all__ = ["Pool", "Pools"]
@@ -27,9 +30,11 @@ class Pool:
 class Pools:
     """The current pool, made by `make` for the certificate `certificate` names now, and the retired ones still in use."""
 
-    def __init__(self, make: Callable[[], ApiClient], certificate: Callable[[], str | None]) -> None:
+    def __init__(self, make: Callable[[], ApiClient], certificate: Callable[[], str | None],
+                 files: CertificateFiles | None = None) -> None:
         self._make = make
         self._certificate = certificate
+        self._files = files
         self.current: Pool | None = None
         self._retired: list[Pool] = []
 
@@ -41,13 +46,15 @@ class Pools:
             # the next), unless a request taking a pool meanwhile did: a close waits for its connections to end
             if pool in self._retired:
                 self._retired.remove(pool)
-                await pool.client.close()
+                await self._close(pool)
         certificate = self._certificate()
         if self.current is not None and self.current.certificate != certificate:
             self._retired.append(self.current)
             self.current = None
         if self.current is None:
             self.current = Pool(self._make(), certificate)  # its TLS context loads the certificate now
+            if self._files is not None:
+                self._files.presenting(certificate)
         self.current.in_use += 1
         return self.current
 
@@ -59,4 +66,9 @@ class Pools:
         pools = [*self._retired, *([self.current] if self.current is not None else [])]
         self.current, self._retired = None, []
         for pool in pools:
-            await pool.client.close()
+            await self._close(pool)
+
+    async def _close(self, pool: Pool) -> None:
+        await pool.client.close()
+        if self._files is not None:
+            self._files.released(pool.certificate)

@@ -64,7 +64,8 @@ class KubeStore:
         self.stats = RequestStats()
         self._transport = Transport(target.configuration, user_agent, retry or RetryPolicy(), self.stats,
                                     request_timeout, without_credentials=target.without_credentials, compression=target.compression,
-                                    renew_credentials=target.renew_credentials, refresh_certificate=target.refresh_certificate)
+                                    renew_credentials=target.renew_credentials, refresh_certificate=target.refresh_certificate,
+                                    certificate_files=target.certificate_files)
 
     # ----- reads -------------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from yarl import URL
 
 from ..errors import CUT_SHORT, AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable, said
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
+from .certfiles import CertificateFiles
 from .client import ApiClient, ConfigException, Configuration
 from .pools import Pool, Pools
 from .retry import RequestStats, RetryPolicy
@@ -95,7 +96,8 @@ class Transport:
     def __init__(self, configuration: Configuration, user_agent: str, retry: RetryPolicy, stats: RequestStats,
                  request_timeout: float, *, without_credentials: str | None = None, compression: bool = True,
                  renew_credentials: Callable[[str, str | None], Awaitable[bool]] | None = None,
-                 refresh_certificate: Callable[[], Awaitable[None]] | None = None) -> None:
+                 refresh_certificate: Callable[[], Awaitable[None]] | None = None,
+                 certificate_files: CertificateFiles | None = None) -> None:
         self._configuration = configuration
         self._without_credentials = without_credentials  # KubeTarget.without_credentials: a 401 then says so
         self._renew_credentials = renew_credentials  # KubeTarget.renew_credentials: a 401 runs the exec plugin again
@@ -103,7 +105,7 @@ class Transport:
         # the kubeconfig's disable-compression: true, as kubectl honours it (a fast network, lists too large to gzip)
         self._encoding = {} if compression else {"Accept-Encoding": "identity"}
         self._user_agent = user_agent
-        self._pools = Pools(self._new_client, lambda: self._configuration.cert_file)
+        self._pools = Pools(self._new_client, lambda: self._configuration.cert_file, certificate_files)
         self.retry = retry
         self.stats = stats
         self.request_timeout = request_timeout

@@ -252,3 +252,19 @@ async def test_a_superseded_certificate_s_files_are_removed_once_no_pool_present
     finally:
         await store.close()
 
+
+async def test_a_token_and_a_client_certificate_are_both_presented(server: ApiServer, tmp_path: Path) -> None:
+    """A plugin answering both: client-go sends the token and presents the certificate, the API server authenticating
+    by either. nvcre took the token alone (the library's choice): a token the server does not know was refused, where
+    the certificate beside it would have been taken."""
+    kubeconfig = certificate_plugin(server, tmp_path, [("alice-1", 2, None)])
+    credential = json.loads((tmp_path / "credential-1.json").read_text())
+    credential["status"]["token"] = "a-token-of-another-cluster"
+    (tmp_path / "credential-1.json").write_text(json.dumps(credential))
+    store = KubeStore(await load_target(kubeconfig, environ=NO_ENV), ManualClock())
+    try:
+        assert (await store.list(CONFIGMAP, "default")).items == []
+        assert [(r.status, r.auth_scheme, r.user) for r in server.requests] == [(200, "Bearer", "alice-1")]
+        assert runs(tmp_path) == 1
+    finally:
+        await store.close()

@@ -266,9 +266,12 @@ class ExecCredentialLoader(KubeConfigLoader):
                 raise ConfigException(f"exec: the plugin's expirationTimestamp {expires!r:.40} is no RFC 3339 time") from None
         elif hasattr(self, "exec_plugin_expiry"):
             del self.exec_plugin_expiry
-        if status.get("token"):  # the library's choice where both are given
+        if status.get("token"):
             self.token = f"Bearer {status['token']}"
+        if not status.get("clientCertificateData"):
             return True
+        # and a client certificate beside a token: presented with it, as client-go presents both (the library took the
+        # token alone); the API server authenticates by either
         files = self.certificate_files
         certificate, key = status["clientCertificateData"], status["clientKeyData"]
         pair = files.write(certificate, key)

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta, timezone
 from typing import Protocol, runtime_checkable
 
+from nvcre_tui.engine.errors import BadValue
+
 __all__ = [
     "Clock",
     "SimulatedClock",
@@ -69,13 +71,13 @@ def parse_time(text: object) -> datetime:
     """Parse an RFC 3339 timestamp (`Z` or an offset, optional fraction) into an aware UTC datetime; anything
     else (not a string, no timezone) is a ValueError."""
     if not isinstance(text, str):
-        raise ValueError(f"parse_time: expected an RFC 3339 string like 2026-11-29T10:00:00Z, got {text!r}")
+        raise BadValue(f"not a time: expected an RFC 3339 string like 2026-11-29T10:00:00Z, got {text!r}")
     try:
         parsed = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise ValueError(f"parse_time: {text!r} is not an RFC 3339 timestamp like 2026-11-29T10:00:00Z") from None
+        raise BadValue(f"time {text!r} is not an RFC 3339 timestamp like 2026-11-29T10:00:00Z") from None
     if parsed.tzinfo is None:
-        raise ValueError(f"parse_time: {text!r} has no timezone; add Z or an offset like +00:00")
+        raise BadValue(f"time {text!r} has no timezone; add Z or an offset like +00:00")
     return parsed.astimezone(timezone.utc)
 
 

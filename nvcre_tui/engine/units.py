@@ -8,6 +8,8 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
+from nvcre_tui.engine.errors import BadValue
+
 QUANTITY_PATTERN = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$"
 RESOURCE_QUANTITY_PATTERN = QUANTITY_PATTERN.replace("^[+-]?", "^[+]?", 1)  # a container's cpu or memory: never negative
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$"
@@ -33,12 +35,12 @@ def parse_quantity(text: str | int | float) -> Decimal:
     """The numeric value of a Kubernetes quantity; ValueError when it is not one."""
     match = _QUANTITY.match(str(text).strip())
     if not match:
-        raise ValueError(f"not a Kubernetes quantity: {text!r}")
+        raise BadValue(f"not a Kubernetes quantity: {text!r}")
     number, suffix = str(match.group(1)), str(match.group(2) or "")
     try:
         value = Decimal(number)
     except InvalidOperation as error:  # pragma: no cover - the regex admits only decimals
-        raise ValueError(f"not a Kubernetes quantity: {text!r}") from error
+        raise BadValue(f"not a Kubernetes quantity: {text!r}") from error
     if suffix not in _SUFFIX:  # an exponent ("8e3"); "E" alone is exa, "Ei" exbi
         return value * (Decimal(10) ** int(suffix[1:]))
     return value * Decimal(_SUFFIX[suffix])
@@ -50,12 +52,12 @@ def parse_duration(text: str) -> float:
     if text == "0":
         return 0.0
     if re.match(DURATION_PATTERN, text[1:]) and text[:1] == "-":
-        raise ValueError(f"a duration cannot be negative, got {text!r}")
+        raise BadValue(f"a duration cannot be negative, got {text!r}")
     if not re.match(DURATION_PATTERN, text or ""):
-        raise ValueError(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
+        raise BadValue(f"not a duration (e.g. 90s, 15m, 1h30m): {text!r}")
     seconds = sum(float(n) * _DURATION_UNIT[unit] for n, unit in _DURATION_PART.findall(text))
     if not seconds <= MAX_DURATION_SECONDS:
-        raise ValueError(f"duration {text!r} is longer than the maximum of {MAX_DURATION_SECONDS // 3600}h (366 days)")
+        raise BadValue(f"duration {text!r} is longer than the maximum of {MAX_DURATION_SECONDS // 3600}h (366 days)")
     return seconds
 
 
@@ -107,8 +109,8 @@ def parse_max_bytes(text: str) -> int:
     """nccl-tests -e size such as "16G" in bytes (K/M/G/T are powers of 1024, as nccl-tests reads them)."""
     match = re.match(r"^([0-9]+)(K|M|G|T)?$", text)
     if not match:
-        raise ValueError(f"not a byte size (e.g. 16G): {text!r}")
+        raise BadValue(f"not a byte size (e.g. 16G): {text!r}")
     size = int(match.group(1)) * _BYTE_UNIT[match.group(2) or ""]
     if size > MAX_BYTES:
-        raise ValueError(f"byte size {text!r} is larger than the maximum of 16T")
+        raise BadValue(f"byte size {text!r} is larger than the maximum of 16T")
     return size

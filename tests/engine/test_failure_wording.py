@@ -71,3 +71,29 @@ async def test_run_cleanup_says_an_unexpected_failure_in_words() -> None:
     out = io.StringIO()
     await cleanup_certification(cast(Any, SimpleNamespace(store=_GoneStore())), "x", "default", "", Console(file=out, width=200))
     assert out.getvalue() == "cleanup: a bug in nvcre (RuntimeError: the event loop is closed)\n", out.getvalue()
+
+
+def _raised(call: Any, *args: Any) -> BaseException:
+    with pytest.raises(ValueError) as caught:
+        call(*args)
+    return caught.value
+
+
+def test_a_value_nvcre_refuses_on_purpose_is_said_as_its_message_not_as_a_bug() -> None:
+    """A value nvcre refuses with a sentence of its own (a duration past the maximum, which a CRD's pattern admits in a
+    Job edited by hand; a status time that is no RFC 3339 one; a selector or quantity that does not parse; a catalog's
+    unknown metric) was a plain ValueError: the user read "a field not of the shape nvcre writes ..., or a bug in nvcre
+    (ValueError: ...)". It is now said as the sentence it is."""
+    from nvcre_tui.engine.clock import parse_time
+    from nvcre_tui.engine.planning.catalog import _known_metric
+    from nvcre_tui.engine.store.selectors import parse_label_selector
+    from nvcre_tui.engine.units import parse_duration, parse_quantity
+
+    job = "Job default/x-1"
+    assert reconcile_failed(job, _raised(parse_duration, "9000h")) == (
+        "reconciling Job default/x-1 failed: duration '9000h' is longer than the maximum of 8784h (366 days)")
+    assert reconcile_failed(job, _raised(parse_time, "yesterday")) == (
+        "reconciling Job default/x-1 failed: time 'yesterday' is not an RFC 3339 timestamp like 2026-11-29T10:00:00Z")
+    for error in (_raised(parse_quantity, "lots"), _raised(parse_label_selector, "a in (b"), _raised(_known_metric, "speed")):
+        said = failure_line(error)
+        assert said == " ".join(str(error).split()) and "bug" not in said and "ValueError" not in said, said

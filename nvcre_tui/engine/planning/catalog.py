@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.base import DNS_LABEL, Duration, ResourceList, WireMod
 from nvcre_tui.engine.api.options import CategoryOptions, TestScale
 from nvcre_tui.engine.api.resources import MeasurementSpec, StringMatch
 from nvcre_tui.engine.api.validation import validation_messages
-from nvcre_tui.engine.errors import InputError
+from nvcre_tui.engine.errors import BadValue, InputError
 from nvcre_tui.engine.inputs import load_yaml_document
 from nvcre_tui.engine.judging.thresholds import METRICS
 from nvcre_tui.engine.planning.merge import deep_merge
@@ -27,7 +27,7 @@ from nvcre_tui.paths import data_dir, shown_file
 
 def _known_metric(key: str) -> str:
     if key not in METRICS:
-        raise ValueError(f"unknown metric {key!r}; known: {', '.join(METRICS)}")
+        raise BadValue(f"unknown metric {key!r}; known: {', '.join(METRICS)}")
     return key
 
 
@@ -98,7 +98,7 @@ class Parallelism(WireModel):
 def _template_option(key: str) -> str:
     """An optionMinimums key: one of TEMPLATE_OPTIONS (a misspelt key would hold nothing to its minimum)."""
     if key not in TEMPLATE_OPTIONS:
-        raise ValueError(f"{key!r} is not an option a template reads ({', '.join(TEMPLATE_OPTIONS)})")
+        raise BadValue(f"{key!r} is not an option a template reads ({', '.join(TEMPLATE_OPTIONS)})")
     return key
 
 

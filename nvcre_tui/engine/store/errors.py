@@ -218,7 +218,7 @@ def failure_line(error: BaseException, *, unexpected: str = BUG, about: str = ""
     (`Forbidden: ...`, `KeyError: 'x'` read as no other message does). The one place for this wording: the CLI's last
     line (cli.store_error_line), the engine's ReconcileError conditions and told failures, `run --cleanup`, `setup
     reset`. A store error says its own message (the object it names, and why), `the API server failed` before a 5xx's
-    words; an error nvcre raises to be told (a RenderError, a DiagnoseError: its message is a sentence) says its message;
+    words; an error nvcre raises to be told (a RenderError, a DiagnoseError, a BadValue: its message is a sentence) says its message;
     anything else is `unexpected`, its class and words in parentheses. `about`: the object the line is said of already
     (`Workflow default/x`), not named again where the error's message starts with it. `limit`: at most that many
     characters."""

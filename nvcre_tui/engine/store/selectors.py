@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcre_tui.engine.errors import BadValue
 from nvcre_tui.engine.names import is_label_key, is_label_name
 
 __all__ = [
@@ -39,7 +40,7 @@ def _one(values: frozenset[str]) -> str:
 
 def _check_key(key: str, where: str) -> str:
     if not is_label_key(key):
-        raise ValueError(
+        raise BadValue(
             f"{where}: {key!r} is not a valid label key ([prefix/]name, name up to 63 of A-Z a-z 0-9 - _ .)"
         )
     return key
@@ -47,7 +48,7 @@ def _check_key(key: str, where: str) -> str:
 
 def _check_value(value: object, where: str) -> str:
     if not isinstance(value, str) or (value and not is_label_name(value)):
-        raise ValueError(f"{where}: {value!r} is not a valid label value (up to 63 of A-Z a-z 0-9 - _ ., or empty)")
+        raise BadValue(f"{where}: {value!r} is not a valid label value (up to 63 of A-Z a-z 0-9 - _ ., or empty)")
     return value
 
 
@@ -89,14 +90,14 @@ def _split_terms(text: str) -> list[str]:
     for char in text:
         depth += {"(": 1, ")": -1}.get(char, 0)
         if depth not in (0, 1):
-            raise ValueError(f"label selector {text!r}: unbalanced parentheses")
+            raise BadValue(f"label selector {text!r}: unbalanced parentheses")
         if char == "," and depth == 0:
             terms.append(current)
             current = ""
         else:
             current += char
     if depth:
-        raise ValueError(f"label selector {text!r}: unbalanced parentheses")
+        raise BadValue(f"label selector {text!r}: unbalanced parentheses")
     return [*terms, current]
 
 
@@ -121,9 +122,9 @@ def _parse_term(term: str, text: str) -> Requirement:
         raw = match.group(3).split(",") if operator in ("in", "notin") else [match.group(3)]
         values = frozenset(_check_value(v.strip(), where) for v in raw)
         if operator in ("in", "notin") and values == {""} and not match.group(3).strip():
-            raise ValueError(f"{where}: {key} {operator} () needs at least one value")
+            raise BadValue(f"{where}: {key} {operator} () needs at least one value")
         return Requirement(key, operator, values)
-    raise ValueError(
+    raise BadValue(
         f"{where}: cannot parse {term.strip()!r}; expected key, !key, key=value, key!=value, "
         "key in (a,b) or key notin (a,b)"
     )
@@ -138,13 +139,13 @@ def _parse_string(text: str) -> LabelSelector:
 def _parse_mapping(data: Mapping[str, Any]) -> LabelSelector:
     unknown = set(data) - {"matchLabels", "matchExpressions"}
     if unknown:
-        raise ValueError(f"label selector: unknown field(s) {sorted(unknown)}; expected matchLabels, matchExpressions")
+        raise BadValue(f"label selector: unknown field(s) {sorted(unknown)}; expected matchLabels, matchExpressions")
     match_labels = data.get("matchLabels") or {}
     expressions = data.get("matchExpressions") or []
     if not isinstance(match_labels, Mapping):
-        raise ValueError(f"label selector: matchLabels must be a mapping of key: value, got {match_labels!r}")
+        raise BadValue(f"label selector: matchLabels must be a mapping of key: value, got {match_labels!r}")
     if not isinstance(expressions, list):
-        raise ValueError(f"label selector: matchExpressions must be a list, got {expressions!r}")
+        raise BadValue(f"label selector: matchExpressions must be a list, got {expressions!r}")
     requirements = [
         Requirement(_check_key(k, "label selector matchLabels"), "=",
                     frozenset({_check_value(v, f"label selector matchLabels.{k}")}))
@@ -157,21 +158,21 @@ def _parse_mapping(data: Mapping[str, Any]) -> LabelSelector:
 
 def _parse_expression(expression: object, where: str) -> Requirement:
     if not isinstance(expression, Mapping):
-        raise ValueError(f"{where}: expected a mapping with key, operator, values; got {expression!r}")
+        raise BadValue(f"{where}: expected a mapping with key, operator, values; got {expression!r}")
     key = expression.get("key")
     op_name = expression.get("operator")
     if not isinstance(key, str):
-        raise ValueError(f"{where}: key must be a string, got {key!r}")
+        raise BadValue(f"{where}: key must be a string, got {key!r}")
     if op_name not in _EXPRESSION_OPERATORS:
-        raise ValueError(f"{where}: operator {op_name!r} is not one of {', '.join(_EXPRESSION_OPERATORS)}")
+        raise BadValue(f"{where}: operator {op_name!r} is not one of {', '.join(_EXPRESSION_OPERATORS)}")
     operator, takes_values = _EXPRESSION_OPERATORS[op_name]
     values = expression.get("values") or []
     if not isinstance(values, list):
-        raise ValueError(f"{where}: values must be a list, got {values!r}")
+        raise BadValue(f"{where}: values must be a list, got {values!r}")
     if takes_values and not values:
-        raise ValueError(f"{where}: operator {op_name} needs at least one value")
+        raise BadValue(f"{where}: operator {op_name} needs at least one value")
     if not takes_values and values:
-        raise ValueError(f"{where}: operator {op_name} takes no values, got {values!r}")
+        raise BadValue(f"{where}: operator {op_name} takes no values, got {values!r}")
     return Requirement(_check_key(key, where), operator, frozenset(_check_value(v, where) for v in values))
 
 
@@ -186,7 +187,7 @@ def parse_label_selector(selector: str | Mapping[str, Any] | LabelSelector | Non
         return _parse_string(selector)
     if isinstance(selector, Mapping):
         return _parse_mapping(selector)
-    raise ValueError(f"label selector: expected a string or a mapping, got {type(selector).__name__}")
+    raise BadValue(f"label selector: expected a string or a mapping, got {type(selector).__name__}")
 
 
 def _field_value(obj: Mapping[str, Any], path: str) -> str:
@@ -220,14 +221,14 @@ _FIELD_TERM = re.compile(r"\s*([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*)*)\
 def parse_field_selector(selector: str | None) -> FieldSelector:
     """Parse `metadata.name=a,status.phase!=Running`; None or empty selects everything."""
     if selector is not None and not isinstance(selector, str):
-        raise ValueError(f"field selector: expected a string, got {type(selector).__name__}")
+        raise BadValue(f"field selector: expected a string, got {type(selector).__name__}")
     if selector is None or not selector.strip():
         return FieldSelector()
     terms = []
     for term in selector.split(","):
         match = _FIELD_TERM.fullmatch(term)
         if match is None:
-            raise ValueError(
+            raise BadValue(
                 f"field selector {selector!r}: cannot parse {term.strip()!r}; expected path=value or path!=value"
             )
         terms.append((match.group(1), match.group(2) != "!=", match.group(3)))

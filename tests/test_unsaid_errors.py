@@ -18,6 +18,16 @@ def test_an_error_without_words_is_said_in_words_never_its_class(error: BaseExce
     assert errors.said(error, errors.CUT_SHORT) == errors.CUT_SHORT
 
 
+def test_a_connection_lost_without_a_reason_says_so() -> None:
+    """aiohttp passes on an OSError the socket or TLS layer raised bare with its (no) arguments: `connection lost
+    (ClientOSError)` it read."""
+    from aiohttp import ClientOSError
+
+    from nvcre_tui.engine.store.kube.lost import lost_because
+
+    assert lost_because(ClientOSError()) == "the connection closed before the answer ended, no reason given"
+
+
 def test_an_error_with_words_says_them_on_one_line() -> None:
     assert errors.said(ConnectionResetError(104, "Connection reset\nby peer"), "") == "[Errno 104] Connection reset by peer"
     assert config._one_line(ValueError("oidc: missing configuration")) == "oidc: missing configuration"

@@ -467,3 +467,14 @@ async def test_watch_from_ahead_of_the_server_waits_for_it_to_catch_up(cluster: 
     assert await take(watch, 1) == [("ADDED", "two")]  # "one" is at `ahead` itself: not after it
     assert waits == pytest.approx([0.15, 0.3])
     await watch.aclose()
+
+
+async def test_an_answer_cut_short_is_said_in_words(cluster: Cluster, store: KubeStore) -> None:
+    """An answer whose connection closed before its end read `connection lost while reading (Response payload is not
+    completed: <TransferEncodingError: 400, message='Not enough data to satisfy transfer length header.'>)`: aiohttp's
+    repr, class names a user cannot read. It says what happened."""
+    await store.create(WORKFLOW, obj("wf"))
+    cluster.server.faults.add(Fault(method="GET", path=r"/workflows/wf$", cut_body_after=10))
+    with pytest.raises(Unavailable, match=r"^Workflow default/wf: GET /apis/nvcre\.nvidia\.com/v1alpha1/namespaces/default/workflows/wf: "
+                                          r"connection lost while reading \(the connection closed before the answer ended\) "):
+        await store.get(WORKFLOW, "wf", "default")

@@ -23,8 +23,9 @@ from nvcre_tui.engine.api.bodies import pod_status
 from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
 from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 from nvcre_tui.engine.clock import Clock, SystemClock
-from nvcre_tui.engine.store.errors import CUT_SHORT, Invalid, NotFound, StoreError, Timeout, Unavailable, said
+from nvcre_tui.engine.store.errors import Invalid, NotFound, StoreError, Timeout, Unavailable
 from nvcre_tui.engine.store.kube.answers import Subject
+from nvcre_tui.engine.store.kube.lost import lost_because
 from nvcre_tui.engine.store.kube.paths import object_path
 from nvcre_tui.engine.store.protocol import POD
 
@@ -192,7 +193,7 @@ class PodLogReader:
             raise Timeout.about(POD, name, namespace, f"log of container {container}: no data within {READ_TIMEOUT:g}s") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:  # cut mid-log (the line cut is not taken)
             raise Unavailable.about(POD, name, namespace, f"log of container {container}: connection lost while reading "
-                                                          f"({said(error, CUT_SHORT)})") from None
+                                                          f"({lost_because(error)})") from None
         finally:
             self._transport.close_stream(response)
 

@@ -201,10 +201,10 @@ BUG = "a bug in nvcre"
 NVCRE_PACKAGE = "nvcre_tui."
 
 
-# What a lost connection was, where the client library's error has no words at all (an OSError aiohttp passes on with
-# the arguments of one the socket or TLS layer raised bare): its class name was said instead (`connection lost
-# (ClientOSError)`), which tells a user nothing.
-CUT_SHORT = "the connection closed before the answer ended, no reason given"
+# What a lost connection was, in words (store/kube/lost.py): where the client library's error has none at all (an
+# OSError aiohttp passes on with the arguments of one the socket or TLS layer raised bare), its class name was said
+# instead (`connection lost (ClientOSError)`); where it has Python's repr of its parser's error, that.
+CUT_SHORT = "the connection closed before the answer ended"
 
 
 def said(error: BaseException, otherwise: str) -> str:

@@ -16,10 +16,11 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
-from ..errors import CUT_SHORT, AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable, said
+from ..errors import AlreadyExists, Forbidden, NoCredentials, NotFound, NotKubernetes, RetryableError, StoreError, Timeout, TooManyRequests, Unauthorized, Unavailable
 from .answers import Subject, api_versions_problem, error_from_answer, is_status, object_from_answer
 from .certfiles import CertificateFiles
 from .client import ApiClient, ConfigException, Configuration
+from .lost import lost_because
 from .pools import Pool, Pools
 from .retry import RequestStats, RetryPolicy
 from .tlsprobe import speaks_tls
@@ -180,7 +181,7 @@ class Transport:
                                 f"cannot connect to {self._configuration.host}{through}: {error.os_error}") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost ({said(error, CUT_SHORT)}){await self._maybe_https()}") from None
+                                    f"{method} {path}: connection lost ({lost_because(error)}){await self._maybe_https()}") from None
         except ConfigException as error:  # a credential plugin failed while refreshing: not RBAC's refusal, nor the server's
             raise self._no_credentials(error, subject) from None
         return response
@@ -229,7 +230,7 @@ class Transport:
                                 f"{method} {path}: answer not complete within {patience}s") from None
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as error:
             raise Unavailable.about(subject.kind, subject.name, subject.namespace,
-                                    f"{method} {path}: connection lost while reading ({said(error, CUT_SHORT)})") from None
+                                    f"{method} {path}: connection lost while reading ({lost_because(error)})") from None
         finally:
             response.release()
             self._pools.give_back(pool)

@@ -31,3 +31,18 @@ def test_a_connection_lost_without_a_reason_says_so() -> None:
 def test_an_error_with_words_says_them_on_one_line() -> None:
     assert errors.said(ConnectionResetError(104, "Connection reset\nby peer"), "") == "[Errno 104] Connection reset by peer"
     assert config._one_line(ValueError("oidc: missing configuration")) == "oidc: missing configuration"
+
+
+def test_a_dropped_watch_stream_says_why_in_words() -> None:
+    """It read `watch stream dropped ()` for a stream silent past its read timeout (a TimeoutError has no words), and
+    aiohttp's repr for one cut short."""
+    from aiohttp import ClientPayloadError
+    from aiohttp.http_exceptions import TransferEncodingError
+
+    from nvcre_tui.engine.store.kube.watch import _Garbled, dropped_because
+
+    cut = ClientPayloadError("Response payload is not completed: <TransferEncodingError: 400, message='Not enough data'>")
+    cut.__cause__ = TransferEncodingError("Not enough data to satisfy transfer length header.")
+    assert dropped_because(TimeoutError(), 330.0) == "no data within 330s"
+    assert dropped_because(cut, 330.0) == "the connection closed before the answer ended"
+    assert dropped_because(_Garbled('{"type":"ADD'), 330.0) == "cut mid-event: a line that is no JSON, '{\"type\":\"ADD'"

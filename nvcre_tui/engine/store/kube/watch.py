@@ -19,6 +19,7 @@ import aiohttp
 from ..errors import Gone, RetryableError, StoreError, Unavailable
 from ..protocol import ResourceKind, WatchEvent
 from .answers import Subject, error_from_status
+from .lost import lost_because
 from .transport import Query, Transport
 
 __all__ = ["follow", "with_type"]
@@ -35,6 +36,16 @@ def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
 
 class _Garbled(Exception):
     """A line that is not JSON: the stream was cut mid-event (by a proxy, say)."""
+
+
+def dropped_because(dropped: BaseException, read_timeout: float) -> str:
+    """Why a watch stream dropped, in words: a read timeout said "()" (a TimeoutError has no words), a cut one aiohttp's
+    repr of its parser's error, a garbled line the line alone."""
+    if isinstance(dropped, TimeoutError):
+        return f"no data within {read_timeout:g}s"
+    if isinstance(dropped, _Garbled):
+        return f"cut mid-event: a line that is no JSON, {str(dropped)!r}"
+    return lost_because(dropped)
 
 
 async def _lines(response: aiohttp.ClientResponse) -> AsyncIterator[dict[str, Any]]:
@@ -65,13 +76,14 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
     opened = 0
     watch_key = f"{path}?{'&'.join(f'{key}={value}' for key, value in selectors)}"
     first_failed: float | None = None  # time.time() of the first of the failures in a row to open a stream
+    read_timeout = timeout_seconds + 30.0  # the server ends the stream at timeoutSeconds: silence well past it is a dead stream
     try:
         while not transport.closed:
             query = [*selectors, ("watch", "1"), ("allowWatchBookmarks", "true"), ("resourceVersion", position),
                      ("timeoutSeconds", str(max(1, math.ceil(timeout_seconds))))]  # the server takes whole seconds only
             error: StoreError | None = None
             try:
-                response = await transport.open_stream(path, subject, query, read_timeout=timeout_seconds + 30.0)
+                response = await transport.open_stream(path, subject, query, read_timeout=read_timeout)
             except Gone:
                 raise Gone.about(kind, None, subject.namespace,
                                  f"resourceVersion {position} is older than the server's history; list again") from None
@@ -113,7 +125,8 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                         return
                     if transport.stats.unreachable_since is None and not isinstance(dropped, _Garbled):
                         transport.stats.unreachable_since = time.time()
-                    error = Unavailable.about(kind, None, subject.namespace, f"watch stream dropped ({dropped})")
+                    error = Unavailable.about(kind, None, subject.namespace,
+                                              f"watch stream dropped ({dropped_because(dropped, read_timeout)})")
                 finally:
                     transport.close_stream(response)
                 if error is None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from nvcre_tui.engine.api.vocabulary import LABEL_JOB
 from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
@@ -29,10 +30,10 @@ from tests.runner.harness import emulator_report, job_and_its_run, pods_caught_u
 Obj = dict[str, Any]
 
 
-def on_prem(folder: Path) -> Scenario:
-    """Four 8-GPU nodes on premises (no EFA devices asked)."""
+def on_prem(folder: Path, nodes: int = 4) -> Scenario:
+    """Four (`nodes`) 8-GPU nodes on premises (no EFA devices asked)."""
     (folder / "fleet.yaml").write_text(json.dumps({"name": "shared", "seed": 11, "nodes": [
-        {"count": 4, "cliques": 1, "providerID": "onprem://{index}"}]}))
+        {"count": nodes, "cliques": 1, "providerID": "onprem://{index}"}]}))
     return load_scenario(folder / "fleet.yaml")
 
 
@@ -70,27 +71,28 @@ spec:
 """
 
 
-async def _waiting(folder: Path, looks: tuple[float, ...] = ()) -> tuple[dict[str, Any], list[str]]:
-    """The status of a run over gpu-node-01 and gpu-node-02, planned while both were free, once team-a's training took
-    gpu-node-01's 8 GPUs (after planning: the Workflow could not leave it out) and the test kubelet had the time to place
-    what it could; and the pods lists by node the runner made to name who holds the room, at that look and at one more
-    after each of `looks` seconds."""
+async def _waiting(folder: Path, members: tuple[str, ...] = ("gpu-node-01", "gpu-node-02"), held: tuple[str, ...] = ("gpu-node-01",),
+                   looks: tuple[float, ...] = ()) -> tuple[dict[str, Any], list[str]]:
+    """The status of a run over `members` (gpu-node-01 and gpu-node-02), planned while all were free, once team-a's
+    training took the 8 GPUs of each `held` (gpu-node-01; after planning: the Workflow could not leave it out) and the
+    test kubelet had the time to place what it could; and the field selectors of the pods lists the runner (apart from
+    its pod watch) made to name who holds the room, at that look and at one more after each of `looks` seconds."""
     clock = ManualClock(SIM_START)
     async with installed(folder, clock=clock) as (server, kubeconfig):
         admin = await store_on(kubeconfig, clock, "nvcre-test")
         try:
-            fleet = on_prem(folder)
+            fleet = on_prem(folder, len(members) + 2)
             await register_gpu_nodes(admin, clock, fleet)
             nodes = (await admin.list(NODE)).items
             catalog = default_catalog()
             rendered = render_certification(certification_from_text("c.yaml", CERT, catalog), nodes, catalog, "c.yaml")[0]
             spec = rendered.workflow.spec.job_template.spec.workload.workload_run
             assert spec is not None
-            members = ["gpu-node-01", "gpu-node-02"]
-            wire = {**group_run_spec(spec, members).to_wire(), "target": {"nodeNames": members}}
+            wire = {**group_run_spec(spec, list(members)).to_wire(), "target": {"nodeNames": list(members)}}
             _, created = await job_and_its_run(admin, wire, members)
             await admin.create(NAMESPACE_KIND, {"metadata": {"name": "team-a"}})
-            await admin.create(POD, others_pod("trainer-0", "gpu-node-01", 8))
+            for index, node in enumerate(held):
+                await admin.create(POD, others_pod(f"trainer-{index}", node, 8))
             runner = KubernetesRunner(admin, clock, admin, trainer=False)
             try:
                 await runner.reconcile_run(created)
@@ -104,8 +106,8 @@ async def _waiting(folder: Path, looks: tuple[float, ...] = ()) -> tuple[dict[st
                 for seconds in looks:
                     clock.advance(seconds)
                     await runner.reconcile_run(await admin.get(WORKLOADRUN, "cert-job-run", "default"))
-                reads = [str(r.query.get("fieldSelector")) for r in server.requests[before:]
-                         if r.resource == "pods" and r.verb == "list" and "spec.nodeName" in str(r.query.get("fieldSelector"))]
+                reads = [str(r.query.get("fieldSelector")) for r in server.requests[before:] if r.resource == "pods" and r.verb == "list"
+                         and not r.subresource and r.query.get("labelSelector") != LABEL_JOB]
             finally:
                 await runner.close()
             status: dict[str, Any] = (await admin.get(WORKLOADRUN, "cert-job-run", "default"))["status"]
@@ -123,6 +125,18 @@ def test_a_run_waiting_for_a_node_others_pods_took_after_planning_names_the_node
     assert (status["phase"], status.get("reason"), status.get("blockedNodes")) == ("Scheduling", "Unschedulable", None), status
     assert status["message"] == ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
                                  "(gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed)"), status
+
+
+def test_every_waiting_member_is_read_for_its_holders_in_one_pods_list(tmp_path: Path) -> None:
+    """Ten members, each of whose GPUs team-a took after planning: all ten are read for the pods holding them, in one pods
+    list (the cluster's unfinished pods, each member's picked out by spec.nodeName), not one list a member for the first
+    eight; the first three are named and the others counted."""
+    members = tuple(f"gpu-node-{n:02d}" for n in range(1, 11))
+    status, reads = asyncio.run(_waiting(tmp_path, members, members))
+    assert (status["phase"], status.get("reason"), status.get("blockedNodes")) == ("Scheduling", "Unschedulable", None), status
+    named = "; ".join(f"gpu-node-{n:02d}: 8 of 8 nvidia.com/gpu requested by team-a/trainer-{n - 1}, 8 needed" for n in range(1, 4))
+    assert status["message"] == f"0/1 nodes are available: 1 Insufficient nvidia.com/gpu. ({named}; and 7 more)", status
+    assert reads == ["status.phase!=Succeeded,status.phase!=Failed"], reads
 
 
 async def _occupants_of_many(folder: Path, nodes: int = 12) -> tuple[dict[str, list[Obj]], list[str]]:

@@ -64,7 +64,7 @@ from nvcre_tui.engine.workloads.placement import hostnames_of, label_value
 Obj = dict[str, Any]
 FINISHED = (SUCCEEDED, FAILED)
 POLL_SECONDS = 60.0  # resync of a running run: events wake it; this only covers an event never delivered
-OCCUPANT_READS = 8  # pod lists at once as a Workflow starts (others_on: one a target node, or one in all past this), and at most at a look at a waiting run
+OCCUPANT_READS = 8  # pod lists at once (_bound_to: one a node up to this many nodes, past it one of the whole cluster's)
 # The pods that hold a node's room, as the API server selects them: a list of the whole cluster's (_bound_to, past
 # OCCUPANT_READS nodes) leaves out the finished Job pods a shared cluster keeps by the thousand.
 UNFINISHED_PODS = f"status.phase!={SUCCEEDED},status.phase!={FAILED}"
@@ -712,15 +712,15 @@ class KubernetesRunner:
         return await self._bound_to(nodes, f"!{LABEL_JOB}")
 
     async def _occupants(self, run: Obj, members: Sequence[str], own: Sequence[Obj]) -> dict[str, list[Obj]]:
-        """member -> the unfinished pods bound to it but the run's `own` (others' and another nvcre run's), for the first
-        OCCUPANT_READS of `members` (a run waiting for room is named by a few); {} when the server does not answer (the
+        """member -> the unfinished pods bound to it but the run's `own` (others' and another nvcre run's), for every one
+        of `members`; {} when the server does not answer (the
         wait is said as the scheduler says it, and looked at again). Read once for `poll` seconds while the same members
         wait: each look at a waiting run (each pod event, each minute) listed them again, thousands of lists a minute
         where hundreds of runs wait (a second certification over the same nodes)."""
         uid, now = str(run["metadata"].get("uid", "")), self.clock.monotonic()
         for stale in [key for key, (read_at, _) in self._occupied.items() if now - read_at >= self.poll]:
             del self._occupied[stale]
-        waiting = list(members[:OCCUPANT_READS])
+        waiting = list(members)
         kept = self._occupied.get(uid)
         if kept is not None and sorted(kept[1]) == sorted(waiting):
             bound = kept[1]

@@ -241,7 +241,8 @@ def judge(pods: Sequence[Obj], members: Sequence[str], expected: int, *, launche
         unfit = _unfit(live, unplaced, nodes or {}, not_ready)
         if unfit or (busy := _busy(live, unplaced, nodes or {}, occupants or {})):
             said = unfit or busy  # a busy member waits: named with the pods holding its room, not blocked
-            message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(said.items())[:3])})")
+            more = f"; and {len(said) - 3} more" if len(said) > 3 else ""  # every one was read: how many, not only the first
+            message = _short(f"{message} ({'; '.join(f'{node}: {why}' for node, why in list(said.items())[:3])}{more})")
         elif placed:
             message = _short(f"{message} (by their Node objects the members left could take their pods: GPUs may be held by other pods)")
         return Verdict("Scheduling", "Unschedulable", message, blocked=tuple(unfit))

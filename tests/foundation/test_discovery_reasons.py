@@ -40,8 +40,9 @@ def test_a_name_in_node_names_the_run_cannot_take_is_excluded_by_name() -> None:
 
 
 def test_a_category_every_node_of_which_is_busy_is_refused_naming_the_first_ones_holders() -> None:
-    """Every eligible node's GPUs held by others' pods: none is left (the Workflow fails NodeDiscoveryError at once,
-    blaming none), and the one line says what holds the first, as it does of the first node short of resources."""
+    """Every eligible node's GPUs held by others' pods: none is left (the Workflow fails NodesUnavailable at once,
+    testing and blaming none: none_available), and the one line says what holds the first, as it does of the first node
+    short of resources."""
     from nvcre_tui.engine.planning.discovery import discover, leave_out_busy
 
     nodes = [{**node(name), "status": {"allocatable": {"nvidia.com/gpu": "8"}}} for name in ("gpu-1", "gpu-2")]
@@ -49,5 +50,6 @@ def test_a_category_every_node_of_which_is_busy_is_refused_naming_the_first_ones
         {"resources": {"requests": {"nvidia.com/gpu": "6"}}}]}}] for name in ("gpu-1", "gpu-2")}
     found = leave_out_busy(discover(nodes, TargetSpec(), lambda p, a: 8), {"nvidia.com/gpu": "8"}, held)
     assert found.names == [] and [(e.name, e.reason) for e in found.excluded] == [("gpu-1", "NodeBusy"), ("gpu-2", "NodeBusy")]
+    assert found.none_available()
     assert found.exclusion_reason() == ("2 nodes: GPUs, CPUs or memory a pod needs held by other pods (not nvcre's) "
                                         "(the first, gpu-1: 6 of 8 nvidia.com/gpu requested by team-a/train-gpu-1, 8 needed)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from nvcre_tui.engine.clock import ManualClock
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.planning.render import render_certification
+from nvcre_tui.engine.report.junit import render_junit
 from nvcre_tui.engine.runners.kubernetes import POLL_SECONDS, KubernetesRunner
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.scenario import Scenario, load_scenario
@@ -197,3 +199,31 @@ def test_of_others_pods_only_what_holds_room_is_kept(tmp_path: Path, nodes: int)
     assert trainer == {"metadata": {"name": "trainer-0", "namespace": "team-a", "uid": trainer["metadata"]["uid"]},
                        "spec": {"nodeName": "gpu-node-02", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "8"}}}]},
                        "status": {"phase": "Running"}}
+
+
+
+
+def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_reads_incomplete(tmp_path: Path) -> None:
+    """All four nodes' GPUs held by team-a: the category can test no node and none is at fault. Its Workflow fails
+    NodesUnavailable (not NodeDiscoveryError) naming the first holders, the report lists every node with what holds it,
+    and the certification reads INCOMPLETE (condition Succeeded, exit 0 as any exclusion), never FAILED as if measured."""
+    pods = [others_pod(f"trainer-{n}", f"gpu-node-0{n}", 8) for n in range(1, 5)]
+    report, objects = asyncio.run(emulator_report(tmp_path, "all-pass-full-scale", trainer=False, pods=pods, scenario=on_prem(tmp_path)))
+    busy = [{"name": f"gpu-node-0{n}", "reason": "NodeBusy", "message": f"8 of 8 nvidia.com/gpu requested by team-a/trainer-{n}, 8 needed"}
+            for n in range(1, 5)]
+    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("INCOMPLETE", [], busy), report
+    category = report["categories"][0]
+    assert (category["status"], category["excludedNodes"]) == ("Failed", busy)
+    assert category["failureReason"] == (
+        "no node to test, every one the target selects unavailable (4 nodes: GPUs, CPUs or memory a pod needs held by other "
+        "pods (not nvcre's) (the first, gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-1, 8 needed)): "
+        "nothing tested, no node blamed")
+    [cert] = objects["Certification"]
+    assert [(c["type"], c["reason"]) for c in cert["status"]["conditions"] if c["status"] == "True" and c["type"] in ("Succeeded", "Failed")] == [
+        ("Succeeded", "NodesUnavailable")], cert["status"]["conditions"]
+    assert not [pod for pod in objects["pods"] if "nvcre.nvidia.com/job" in pod["metadata"].get("labels", {})]
+    assert category["notRun"] == "NodesUnavailable"
+    case = ET.fromstring(render_junit([report]).split("\n", 1)[1]).find("testsuite/testcase")
+    assert case is not None and case.find("failure") is None  # JUnit: an error (it could not run), no failed check
+    error = case.find("error")
+    assert error is not None and str(error.get("message")).startswith("category did not run: NodesUnavailable")

@@ -275,6 +275,11 @@ RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED, MEASUREMENT_REMARKS)
 # A node left out as its Workflow starts because other pods (not nvcre's: another team's training) hold the GPUs, CPUs or
 # memory a pod needs (planning/discovery.leave_out_busy): not faulty, never blamed, never certified (INCOMPLETE).
 NODE_BUSY: Final = "NodeBusy"
+# A category's (its Workflow's, or its own where none was made) Failed reason when every node its target selects was left
+# out for its own state, not the category's fit: busy (NODE_BUSY), cordoned or not Ready (UNAVAILABLE_STATES). Nothing was
+# tested and no node is at fault: its certification reads INCOMPLETE (condition Succeeded), never FAILED, never PASSED.
+NODES_UNAVAILABLE: Final = "NodesUnavailable"
+UNAVAILABLE_STATES = frozenset({"Cordoned", "NotReady", NODE_BUSY})
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
 # A failed run's reasons whose Job's verdict its log does not decide (a pod Kubernetes took, a group node gone): the log is
 # read as evidence only, what was kept when the server fails the read (runners: `logs(required=False)`); a kubelet that

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, creation_order, orchestration_of, run_status, workflow_spec, workflow_status
 from nvcre_tui.engine.api.resources import Certification
 from nvcre_tui.engine.api.validation import validation_messages
-from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, NAMESPACE_TERMINATING, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
+from nvcre_tui.engine.api.vocabulary import (FAILED, IN_PROGRESS, INVALID_SPEC, NAMESPACE_TERMINATING, NODES_UNAVAILABLE, RESULT_FAILED, RESULT_INCOMPLETE, RESULT_PASSED,
                                              RESULT_RUNNING, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -129,8 +129,8 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 if error.field == "target" and waited < NODE_WAIT:
                     status.update(reason=WAITING_FOR_NODES, message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
-                else:
-                    status.update(status=FAILED, reason="WorkflowValidationFailed", message=str(error))
+                else:  # every node it selects cordoned or not Ready: none at fault, nothing tested (INCOMPLETE, as all busy)
+                    status.update(status=FAILED, reason=NODES_UNAVAILABLE if error.unavailable else "WorkflowValidationFailed", message=str(error))
                 statuses.append(status)
                 continue
             nodes = set(rendered.discovery.names)
@@ -361,11 +361,14 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
     passed = sum(1 for s in statuses if s["status"] == SUCCEEDED)
     failed_nodes = {name for wf in workflows.values() for name in blamed_names(wf, world.children_of(wf, "Job"))}
     excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
-    any_failed = any(s["status"] == FAILED for s in statuses)
+    # A category that could test no node, each unavailable (busy, cordoned, not Ready), failed no check: it makes the
+    # certification INCOMPLETE, as nodes excluded beside tested ones do, never FAILED as if something was measured.
+    untested = [s for s in statuses if s["status"] == FAILED and s.get("reason") == NODES_UNAVAILABLE]
+    any_failed = any(s["status"] == FAILED for s in statuses if s not in untested)
     if len(done) < len(statuses):
         result = RESULT_RUNNING
     else:
-        result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded else RESULT_PASSED
+        result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded or untested else RESULT_PASSED
     # One node, one state, worst first (as the wall and the console count them): a node blamed in one category and
     # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only, and one left
     # inconclusive is not counted excluded either (excluded_counted). Each category still lists its exclusions with
@@ -390,6 +393,10 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         await _finish(ctx, cert, FAILED, NAMESPACE_TERMINATING, message, statuses, summary, how)
     elif any_failed:
         await _finish(ctx, cert, FAILED, "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
+    elif untested:
+        keys = listed([f"{s['domain']}/{s['variant']}" for s in untested])
+        await _finish(ctx, cert, SUCCEEDED, NODES_UNAVAILABLE, f"No category failed; {keys} tested no node: every node it selects was "
+                      "unavailable (busy, cordoned or not Ready), none blamed", statuses, summary, how)
     else:
         await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
 

@@ -17,7 +17,7 @@ from nvcre_tui.engine.api.fit import pod_requests
 from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
-                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
+                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODES_UNAVAILABLE, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
@@ -174,6 +174,10 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
             "excludedNodes": excluded or None, "exclusionReason": reason, "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:
         why = found.exclusion_reason() if excluded else unmatched_reason(world.nodes, target)
+        if found.none_available():  # every node busy (or cordoned, not Ready): nothing to test, none at fault: INCOMPLETE
+            await _fail(ctx, wf, NODES_UNAVAILABLE, f"no node to test, every one the target selects unavailable ({why}): "
+                        "nothing tested, no node blamed", {"orchestration": base})
+            return
         await _fail(ctx, wf, "NodeDiscoveryError", f"no eligible nodes match the target ({why})", {"orchestration": base})
         return
     try:

@@ -24,7 +24,7 @@ from nvcre_tui.engine.api.fit import held_by_others, pod_shortfalls, taint_text,
 from nvcre_tui.engine.api.nodes import Node, is_cordoned, node_labels, node_name, node_taints, ready_status
 from nvcre_tui.engine.api.resources import ExcludedNode, ExclusionReason
 from nvcre_tui.engine.api.fit import allocatable
-from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_BUSY, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_BUSY, NODE_NOT_FOUND, RESOURCE_EFA, RESOURCE_GPU, UNAVAILABLE_STATES
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
@@ -71,6 +71,12 @@ class Discovery:
     def names(self) -> list[str]:
         """Eligible node names, sorted."""
         return [node_name(node) for node in self.nodes]
+
+    def none_available(self) -> bool:
+        """No node left, and every node the target selects left out for its own state (busy, cordoned, not Ready:
+        UNAVAILABLE_STATES), none for the category's fit or the target's names: nothing can be tested and no node is at
+        fault (NODES_UNAVAILABLE, INCOMPLETE), where a category no node could ever fit is refused (FAILED)."""
+        return not self.nodes and bool(self.excluded) and all(item.reason in UNAVAILABLE_STATES for item in self.excluded)
 
     def exclusion_reason(self) -> str | None:
         """One text for all exclusions, e.g. "2 nodes: cordoned (spec.unschedulable); 1 node: fewer allocatable GPUs ...".

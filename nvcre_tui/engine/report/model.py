@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.bodies import certification_status, conditions_of, group_nodes, job_status, workflow_spec, workflow_status
-from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NOT_RUN, RESULT_FAILED, RESULT_RUNNING, SUCCEEDED,
+from nvcre_tui.engine.api.vocabulary import (FAILED, HARDWARE_FAILED, NODES_UNAVAILABLE, NOT_RUN, RESULT_FAILED, RESULT_RUNNING, SUCCEEDED,
                                              VALIDATION_FAILED, NodeState)
 from nvcre_tui.engine.clock import format_time, parse_time
 from nvcre_tui.engine.controllers import conditions as cond
@@ -416,6 +416,8 @@ def category_report(category: CategoryView) -> Obj:
     row: Obj = {"domain": status["domain"], "variant": status["variant"], "status": status.get("status", "Pending")}
     if status.get("status") == FAILED or (status.get("reason") and status.get("status") == "Pending"):
         row["failureReason"] = status.get("message") or status.get("reason")
+    if status.get("status") == FAILED and status.get("reason") == NODES_UNAVAILABLE:  # tested nothing, none at fault: not a failed check
+        row["notRun"] = NODES_UNAVAILABLE
     if workflow is None:
         return row
     wf_status = workflow_status(workflow)

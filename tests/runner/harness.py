@@ -50,10 +50,13 @@ class KubeletDriven:
 
     simulated = False
 
-    def __init__(self, runner: KubernetesRunner, kubelet: TestKubelet) -> None:
-        self.runner, self.kubelet = runner, kubelet
+    def __init__(self, runner: KubernetesRunner, kubelet: TestKubelet, later: Sequence[Obj] = ()) -> None:
+        self.runner, self.kubelet, self.later = runner, kubelet, list(later)
 
     async def reconcile_run(self, run: Obj) -> float | None:
+        if self.later:  # others' pods bound once the first run starts: after its Workflow planned its groups
+            later, self.later = self.later, []
+            await make_pods(self.kubelet.store, later)
         return await self.runner.reconcile_run(run)
 
     async def logs(self, run: Obj, *, required: bool = True) -> list[str]:
@@ -92,6 +95,13 @@ async def pods_caught_up(runner: KubernetesRunner, admin: Any, attempts: int = 4
             return
         await asyncio.sleep(0.005)
     raise AssertionError("the runner's pod watch never caught up with the kubelet")
+
+
+async def make_pods(admin: Any, pods: Sequence[Obj]) -> None:
+    """Others' pods (not nvcre's) made as given, bound to their spec.nodeName, with their status or else Running."""
+    for pod in pods:
+        made = await admin.create(POD, pod)
+        await admin.patch_status(POD, made["metadata"]["name"], made["metadata"]["namespace"], pod.get("status") or {"phase": "Running"})
 
 
 async def register_gpu_nodes(store: Any, clock: Any, scenario: Scenario) -> None:
@@ -157,7 +167,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
                           server_faults: tuple[Fault, ...] = (), controllers: bool = True, jobset: bool = True,
                           jobset_controller: bool = True, crds: Sequence[Obj] = (),
                           mutators: Mapping[tuple[str, str], Callable[[Obj], None]] | None = None,
-                          clock: ManualClock | None = None, pods: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any]]:
+                          clock: ManualClock | None = None, pods: Sequence[Obj] = (), later: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any]]:
     """Run the case's certification on the emulator (a server of Kubernetes 1.`minor` when given); its report
     and the objects left (by kind; what the engine did on the cluster under lower-case keys). `controllers=False`:
     an API server and etcd alone, as envtest starts them (no workload controller, scheduler or kubelet: no pod
@@ -166,7 +176,8 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
     more CustomResourceDefinitions served (a DRA driver's ComputeDomain); `clock`: the one the engine and the server
     share (a fault may look at it), else a new one at SIM_START; `pods`: others' pods (not nvcre's) made before the
     certification, bound to their spec.nodeName, with their status or else Running (another team's training holding a
-    node's GPUs)."""
+    node's GPUs); `later`: the same made as the engine first looks at a run, its Workflow's groups planned (a node
+    taken after planning)."""
     scenario = scenario or load_scenario(CASES / case / "scenario.yaml")
     clock = clock or ManualClock(SIM_START)
     async with installed(folder, clock=clock, garbage_collector=True) as (server, kubeconfig):
@@ -178,7 +189,7 @@ async def emulator_report(folder: Path, case: str, *, trainer: bool, faults: tup
         kubelet = ((lambda admin: TestKubelet(admin, server, clock, scenario, faults, jobset_controller=jobset_controller))
                    if controllers else None)
         report, objects, runner = await certify(kubeconfig, clock, case, scenario, trainer=trainer, jobset=jobset,
-                                                kubelet=kubelet, crds=crds, pods=pods)
+                                                kubelet=kubelet, crds=crds, pods=pods, later=later)
         # What the engine created on the cluster, by API group/resource (the workload shapes used).
         objects["created"] = sorted({f"{r.api_group}/{r.resource}" for r in server.requests
                                      if r.verb == "create" and r.user_agent.startswith("nvcre-engine")})
@@ -364,11 +375,11 @@ async def served(store: Any, wanted: Mapping[str, Sequence[str]], attempts: int 
 
 async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Scenario, *, trainer: bool, jobset: bool,
                   kubelet: Callable[[Any], TestKubelet] | None, engine_kubeconfig: Path | None = None,
-                  crds: Sequence[Obj] = (), pods: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
+                  crds: Sequence[Obj] = (), pods: Sequence[Obj] = (), later: Sequence[Obj] = ()) -> tuple[Obj, dict[str, Any], KubernetesRunner]:
     """Run the case's certification with the Kubernetes runner on the (installed) server; the report, the objects
     left and the runner. `kubelet`: the test kubelet playing pods on the admin store, or None (no pod is ever made);
     `engine_kubeconfig`: who the engine is (the admin's `kubeconfig` unless given); `pods`: others' pods made first
-    (emulator_report)."""
+    (emulator_report); `later`: others' pods made as the first run starts (emulator_report)."""
     admin = await store_on(kubeconfig, clock, "nvcre-test")
     engine_store = await store_on(engine_kubeconfig or kubeconfig, clock, "nvcre-engine")
     runner: KubernetesRunner | None = None
@@ -385,17 +396,15 @@ async def certify(kubeconfig: Path, clock: ManualClock, case: str, scenario: Sce
             names = crd["spec"]["names"]["plural"]
             await served(engine_store, {f"{crd['spec']['group']}/{version['name']}": (names,) for version in crd["spec"]["versions"]})
         await register_gpu_nodes(admin, clock, scenario)
-        for namespace in sorted({pod["metadata"]["namespace"] for pod in pods} - {NAMESPACE}):
+        for namespace in sorted({pod["metadata"]["namespace"] for pod in [*pods, *later]} - {NAMESPACE}):
             await admin.create(NAMESPACE_KIND, {"metadata": {"name": namespace}})
-        for pod in pods:
-            made = await admin.create(POD, pod)
-            await admin.patch_status(POD, made["metadata"]["name"], made["metadata"]["namespace"], pod.get("status") or {"phase": "Running"})
+        await make_pods(admin, pods)
         name = await start_certification(admin, CASES / case / "cert.yaml")
         cache = engine_cache(engine_store)
         guard = Untouched(cache)  # nothing edits the cache's shared objects in place (as on the embedded store)
         writer = WriteThroughStore(engine_store, cache)
         runner = KubernetesRunner(writer, clock, engine_store)
-        played = KubeletDriven(runner, kubelet(admin)) if kubelet is not None else runner
+        played = KubeletDriven(runner, kubelet(admin), later) if kubelet is not None else runner
         engine = Engine(writer, clock, catalog(), played, cache=cache)
         runner.connect(engine.queue.add, cache)
 

@@ -227,3 +227,38 @@ def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_re
     assert case is not None and case.find("failure") is None  # JUnit: an error (it could not run), no failed check
     error = case.find("error")
     assert error is not None and str(error.get("message")).startswith("category did not run: NodesUnavailable")
+
+
+def test_a_node_taken_after_planning_leaves_its_group_untested_named_never_blamed_and_the_rest_certified(tmp_path: Path) -> None:
+    """One node a group (intra-node: gpu-node-02 alone), planned free; team-a's training takes its 8 GPUs as the first run
+    starts. Its pod waits Pending out the scheduling grace (120 s, said on the way with the holder), its Job fails
+    WorkloadNotStarted blaming nobody; read again then, gpu-node-02 is excluded NodeBusy naming team-a/trainer-0 and its
+    group recorded untested (NodeBusy): the three others certified, the certification INCOMPLETE. Before: FAILED, the
+    holder named only in the Job's message, gpu-node-02 neither excluded nor named in the result."""
+    later = [others_pod("trainer-0", "gpu-node-02", 8)]
+    report, objects = asyncio.run(emulator_report(tmp_path, "unschedulable-intra-node", trainer=False, later=later, scenario=on_prem(tmp_path)))
+    busy = {"name": "gpu-node-02", "reason": "NodeBusy",
+            "message": "8 of 8 nvidia.com/gpu requested by team-a/trainer-0, 8 needed (after its group was planned)"}
+    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("INCOMPLETE", [], [busy]), report
+    category = report["categories"][0]
+    assert (category["status"], category["excludedNodes"]) == ("Succeeded", [busy]), category
+    [group] = category["failedGroups"]
+    assert (group["nodes"], group["reason"], group["failedNodes"]) == (["gpu-node-02"], "NodeBusy", []), group
+    ran = {str(pod["spec"].get("nodeName")): pod["status"].get("phase") for pod in objects["pods"]
+           if "nvcre.nvidia.com/job" in pod["metadata"].get("labels", {}) and pod["spec"].get("nodeName")}
+    assert ran == {"gpu-node-01": "Succeeded", "gpu-node-03": "Succeeded", "gpu-node-04": "Succeeded"}, ran
+    [workflow] = objects["Workflow"]
+    done = next(c for c in workflow["status"]["conditions"] if c["type"] == "Succeeded")
+    assert done["status"] == "True" and "1 group untested, members taken by other pods after planning" in done["message"], done
+
+
+def test_a_full_scale_group_whose_member_was_taken_after_planning_tests_nothing_and_reads_incomplete(tmp_path: Path) -> None:
+    """The one full-scale group of four, gpu-node-02 taken after planning: the whole group waits out the grace and runs
+    nothing; gpu-node-02 is excluded naming its holder, the other three untested, none blamed, and with no group run the
+    Workflow fails NodesUnavailable, as where every node is busy as it starts: INCOMPLETE, not FAILED."""
+    later = [others_pod("trainer-0", "gpu-node-02", 8)]
+    report, _ = asyncio.run(emulator_report(tmp_path, "all-pass-full-scale", trainer=False, later=later, scenario=on_prem(tmp_path)))
+    assert (report["result"], report["failedNodes"], [e["name"] for e in report["excludedNodes"]]) == ("INCOMPLETE", [], ["gpu-node-02"]), report
+    category = report["categories"][0]
+    assert (category["status"], category.get("notRun"), [g["reason"] for g in category["failedGroups"]]) == ("Failed", "NodesUnavailable", ["NodeBusy"])
+    assert "team-a/trainer-0" in category["failureReason"], category["failureReason"]

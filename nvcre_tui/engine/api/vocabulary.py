@@ -294,7 +294,7 @@ WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
 WORKLOAD_PENDING: Final = "WorkloadPending"
 # A failed group's reasons when no workload ran on it at all, or none whose result is taken (STOPPED_FOR_REFUSAL): its
 # nodes were not tested (the report counts none of them validated).
-NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL})
+NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, NODE_BUSY, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL})
 # A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
 # them to finish), or for what an earlier Certification of the same name left to be collected.
 WAITING_FOR_NODES: Final = "WaitingForNodes"

@@ -8,18 +8,15 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from pydantic import ValidationError
-
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
-from nvcre_tui.engine.api.fit import pod_requests
-from nvcre_tui.engine.api.resources import WorkloadRunSpec
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
-                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODES_UNAVAILABLE, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
-                                             group_nodes_value)
+                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
+                                             WORKLOAD_NOT_STARTED, group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
+from nvcre_tui.engine.controllers.busy import asked_of, busy_members, record_busy
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
 from nvcre_tui.engine.controllers.disowned import end_disowned_job
 from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
@@ -85,6 +82,9 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
             if group["reason"] in UNBLAMED_REASONS:  # why no node is blamed, for the diagnosis that stops on it
                 group["message"] = _job_message(job)
             group.update(_blame(job, group["nodes"]))
+            # its pods never placed: members others' pods took after planning are named and excluded, the group untested
+            if group["reason"] == WORKLOAD_NOT_STARTED and not diagnosing and (busy := await busy_members(ctx, wf, group["nodes"], world)):
+                record_busy(orch, group, busy)
     orch["groups"] = groups
     if all(group["phase"] in (SUCCEEDED, FAILED) for group in groups):
         return await _round_complete(ctx, wf, orch, jobs, world)
@@ -153,10 +153,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     orch_spec, run = spec["orchestration"], spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
     target = TargetSpec.model_validate(orch_spec.get("target") or {})
     gpus = int(run.get("gpusPerNode") or 1)
-    try:
-        asked = pod_requests(WorkloadRunSpec.model_validate(run))  # as rendered: cpu and memory fitted to the nodes
-    except ValidationError:  # validated when the Workflow was made; a later edit only loses this check
-        asked = {}
+    asked = asked_of(wf)  # as rendered: cpu and memory fitted to the nodes
     tolerations = [item for item in run.get("tolerations") or [] if isinstance(item, dict)]
     shares = fitted_shares((wf["metadata"].get("annotations") or {}).get(ANNOTATION_FITTED_SHARE))  # render's rule, render's share
     try:
@@ -491,8 +488,18 @@ async def _finalize(
     now = ctx.now()
     conditions: Sequence[Mapping[str, Any]] | None = workflow_status(wf).get("conditions")
     diagnosing = orch.get("diagnose") is not None
-    failing = bool(failed or unresolved or stopped or (failed_groups and not diagnosing))
-    if failing:
+    # A group recorded untested because others' pods took a member after planning (NODE_BUSY: controllers/busy.py) failed
+    # no check: beside groups that passed the Workflow succeeds (its busy members excluded: INCOMPLETE); with none, it
+    # tested nothing and fails NodesUnavailable (INCOMPLETE too), as where every node was busy as it started.
+    busy = [g for g in failed_groups if g.get("reason") == NODE_BUSY]
+    failing = bool(failed or unresolved or stopped or (len(failed_groups) > len(busy) and not diagnosing))
+    if busy and not failing and not ran_ok:
+        message = (f"no node tested: {count(len(busy), 'group')} ran nothing, members taken by other pods after planning "
+                   f"({busy[0].get('message')}); no node blamed")
+        conditions = cond.with_phase(conditions, FAILED, NODES_UNAVAILABLE, message, now)
+        reason = NODES_UNAVAILABLE
+        failing = True
+    elif failing:
         hardware = any(cond.is_true(job, HARDWARE_FAILED) for job in failed_jobs)
         reason = "JobHardwareFailed" if hardware else "JobValidationFailed" if validation else "IterationsFailed"
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
@@ -510,6 +517,8 @@ async def _finalize(
         conditions = cond.with_phase(conditions, FAILED, reason, message, now)
     else:
         reason, message = "JobCompleted", f"All {len(history)} iterations completed successfully"
+        if busy:  # said: not every group ran
+            message += f"; {count(len(busy), 'group')} untested, members taken by other pods after planning ({busy[0].get('message')})"
         conditions = cond.with_phase(conditions, SUCCEEDED, reason, message, now)
     closing = _closing(history[-1]["groups"]) if history else None
     if closing is not None:  # it stopped there: why it ended is its namespace, not a node (the counts above say the rest)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RAN, STOPPED_FOR_REFUSAL, WORKLOAD_NOT_STARTED
+from nvcre_tui.engine.api.vocabulary import FAILED, GROUP_NODES_EDITED, NEVER_RAN, NODE_BUSY, STOPPED_FOR_REFUSAL, WORKLOAD_NOT_STARTED
 from nvcre_tui.engine.judging.measure import UNMEASURED_REASONS
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE
 
@@ -21,7 +21,7 @@ JOB_DISOWNED = "JobDisowned"
 # A category's reason when its Workflow stands but no longer names the Certification as its controller (the same edit)
 WORKFLOW_DISOWNED = "WorkflowDisowned"
 #: The Job reasons of a failure that blames no node.
-UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN, GROUP_NODES_EDITED,
+UNBLAMED_REASONS = frozenset({SERVICE_UNAVAILABLE, WORKLOAD_NOT_STARTED, NODE_BUSY, INVALID_EXPRESSION, MEASUREMENT_UNAVAILABLE, *NEVER_RAN, GROUP_NODES_EDITED,
                               *UNMEASURED_REASONS, *STOPPED_FOR_REFUSAL})
 
 

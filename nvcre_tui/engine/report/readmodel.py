@@ -114,7 +114,7 @@ class CategoryView:
         """The reason the Workflow's running Jobs were stopped with it (JOBS_STOPPED_AS), or None."""
         if self.workflow is None or not is_terminal(self.workflow):
             return None
-        return JOBS_STOPPED_AS.get(str((find(status_of(self.workflow).get("conditions"), "Failed") or {}).get("reason")))
+        return JOBS_STOPPED_AS.get(str((find(status_of(self.workflow).get("conditions"), FAILED) or {}).get("reason")))
 
     @cached_property
     def iterations(self) -> list[Iteration]:

@@ -232,6 +232,7 @@ class SimSession:
         `legacy`: the old default JSON state, imported when `path` does not exist yet.
         """
         from nvcre_tui.engine.history import attach_archiver, default_history_path
+        from nvcre_tui.engine.history.archive import SIM_SOURCE
         from nvcre_tui.engine.history.nvsentinel import open_validation_requests
 
         opened = OpenedState(None, None, None)
@@ -277,7 +278,7 @@ class SimSession:
             # A store file is one simulated cluster across processes; a session without one is a cluster of its own.
             memory = uuid.uuid4().hex
             # text the archive can hold: a path's bytes that are no UTF-8 as \xNN (the archive could not encode them)
-            source = f"sim:{os.fsencode(path.resolve()).decode('utf-8', 'backslashreplace')}" if path else f"sim:memory:{memory}"
+            source = f"{SIM_SOURCE}{os.fsencode(path.resolve()).decode('utf-8', 'backslashreplace')}" if path else f"{SIM_SOURCE}memory:{memory}"
             # What a copy of the store file keeps (its id), so the history counts its certifications once; an old store
             # opened read-only has none yet: its path alone keys them.
             identity = store_id(database) if isinstance(database, SqliteStore) else None if path else memory

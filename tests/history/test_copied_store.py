@@ -62,6 +62,23 @@ def test_a_copied_or_moved_store_counts_its_certifications_once(tmp_path: Path, 
     assert _node_07(history, capsys)[0] == 1
 
 
+def test_a_copy_of_a_store_made_before_store_ids_read_at_another_path_counts_its_certifications_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store without an id (made before ids, and only read since: `report` opens it read-only, so it gains none) and
+    its copy read at another path archived the same run twice, one source each, and history nodes counted it twice."""
+    _run(tmp_path / "old.db", tmp_path / "first.db")
+    old = sqlite3.connect(tmp_path / "old.db")
+    with old:
+        old.execute("DELETE FROM properties WHERE key = ?", (STORE_ID_PROPERTY,))
+    old.close()
+    shutil.copy(tmp_path / "old.db", tmp_path / "copy.db")
+    history = tmp_path / "h.db"
+    for state in ("old.db", "copy.db"):
+        assert main(["certification", "report", "burn-in", "--state", str(tmp_path / state), "--history", str(history)]) == 1
+        assert _store_id(tmp_path / state) is None
+    assert _node_07(history, capsys) == (1, "")
+
+
 def test_another_store_of_the_same_scenario_and_a_new_one_in_a_deleted_ones_place_are_second_runs(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     history = tmp_path / "h.db"

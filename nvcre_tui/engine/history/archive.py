@@ -9,6 +9,8 @@ any order), at most GRACE_SECONDS, and archives at once when the certification i
 Idempotent by (source, uid): restarts and a second process on the same history archive nothing twice; and on the
 simulator by run (run_key: the store's own id, uid, creation time), so a copied or moved store file, another source
 with the same id, archives nothing its original archived (a second real run, in it or in another store, is another key).
+A store without an id (made before ids, only read since) has no run key: a record of a store without one either, with
+the same uid and times, is its run (write_record), so its copies read at other paths archive nothing twice.
 Archiving never breaks the engine: a failure is kept in `errors` and the certification is retried later;
 the first failure of each cause (the disk is full, the file read-only, a lock held too long) is also added
 to `notices` (the session's), which the CLI prints and the console shows: told once, not per retry.
@@ -37,6 +39,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, NODE, WORKFLOW, 
 
 Obj = dict[str, Any]
 GRACE_SECONDS = 5.0
+SIM_SOURCE = "sim:"  # a simulator store's source: sim:<state file> (session.py)
 KEPT = 100  # `archived` and `errors` keep the latest this many: an engine runs for weeks, a failing disk fails every few seconds
 
 
@@ -58,6 +61,12 @@ def write_record(connection: sqlite3.Connection, source: str, record: CertRecord
     # The same run: its run key; or, without one, (source, uid) whatever its key; or, with one, a record of (source, uid)
     # archived without (before the store had an id, or this nvcre the key): the store's first run key is its own.
     same = ("run = ? OR (source = ? AND uid = ? AND run IS NULL)", (run, source, record.uid)) if run else ("source = ? AND uid = ?", (source, record.uid))
+    if not run and source.startswith(SIM_SOURCE) and has_run_key(connection):
+        # A simulator store without an id (made before ids, opened read-only since) has none to tell its copies by: a
+        # copy read at another path archived the same run again under its path (counted twice). Without ids on either
+        # side, the same uid and times are the same run (a twin of the same scenario would be indistinguishable).
+        same = (f"{same[0]} OR (substr(source, 1, {len(SIM_SOURCE)}) = '{SIM_SOURCE}' AND uid = ? AND run IS NULL "
+                "AND start_time IS ? AND completion_time IS ?)", (*same[1], record.uid, record.start_time, record.completion_time))
     connection.execute("BEGIN IMMEDIATE")
     try:
         if connection.execute(f"SELECT 1 FROM certifications WHERE {same[0]}", same[1]).fetchone() is not None:

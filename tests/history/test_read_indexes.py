@@ -5,6 +5,7 @@ written is read as it is."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -98,3 +99,21 @@ def test_a_trend_s_last_values_are_judged_once_each(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(queries, "shown_value", counted)
     assert query.trend_last_shown("gpu-node-01", history) == expected
     assert len(judged) == len(expected) == 2  # one per series: loopback, all-reduce
+
+
+def test_a_history_whose_lock_another_process_holds_is_read_as_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adding the read indexes waits for the history's write lock: another process holding it past the wait (an
+    archive, another nvcre adding them) made `nvcre history` fail (exit 2, `database is locked`), where it read the
+    history as it was before the indexes."""
+    shutil.copy(RELEASE, tmp_path / "history.db")
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    other = sqlite3.connect(tmp_path / "history.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        said = _said(tmp_path / "history.db", capsys, "nodes", "-o", "json")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert [node["node"] for node in json.loads(said)] == ["gpu-node-02", "gpu-node-01", "gpu-node-03", "gpu-node-04"]
+    assert not READ_INDEXES & _indexes(tmp_path / "history.db")

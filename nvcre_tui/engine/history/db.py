@@ -175,14 +175,16 @@ def _add_run_key(connection: sqlite3.Connection) -> None:
 
 def _add_indexes(connection: sqlite3.Connection) -> None:
     """INDEXES, on a history made before them (a few seconds once at 10,000 certifications: the partial index reads
-    every report); a history that cannot be written stays as it is, read as before (slower)."""
+    every report); a history that cannot be written now (read-only, its lock held past BUSY_TIMEOUT_MS by another
+    process, a full disk) stays as it is, read as before (slower): they are only an aid to reading it, never a reason
+    a command that reads it fails."""
     names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     if all(index.split()[5] in names for index in INDEXES):
         return
     try:
         connection.execute("BEGIN IMMEDIATE")  # two processes adding them serialise here
     except sqlite3.OperationalError as error:
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF in _NOT_NOW:
             return
         raise
     try:
@@ -191,8 +193,12 @@ def _add_indexes(connection: sqlite3.Connection) -> None:
         connection.execute("COMMIT")
     except sqlite3.OperationalError as error:
         connection.execute("ROLLBACK")
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in _NOT_NOW:
             raise
+
+
+# Why a history cannot be written now, for _add_indexes (its primary result codes)
+_NOT_NOW = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL})
 
 
 def _check_creatable(path: Path) -> None:

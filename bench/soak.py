@@ -41,7 +41,7 @@ from nvcre_tui.engine.history.queries import HistoryQuery  # noqa: E402
 from nvcre_tui.engine.informer import Informer  # noqa: E402
 from nvcre_tui.engine.session import SimSession  # noqa: E402
 from nvcre_tui.engine.sim.scenario import Scenario  # noqa: E402
-from nvcre_tui.engine.store.protocol import CERTIFICATION  # noqa: E402
+from nvcre_tui.engine.store.protocol import CERTIFICATION, EVENT  # noqa: E402
 
 NAMESPACE = "default"
 SHOWN = 8  # collections that grew, listed
@@ -122,6 +122,7 @@ async def soak(folder: Path, nodes: int, warmup: int, cycles: int, top: int) -> 
         for i in range(warmup):
             await cycle(session, informer, f"warmup-{i}")
         _, tasks_before, rss_before, held_before = sample(session, informer)
+        events_before, clock_before = len((await session.store.list(EVENT)).items), session.clock.now()
         tracemalloc.start()
         started = time.perf_counter()
         half = cycles // 2
@@ -129,8 +130,10 @@ async def soak(folder: Path, nodes: int, warmup: int, cycles: int, top: int) -> 
             await cycle(session, informer, f"burn-in-{i}")  # a name per cycle: as a soak names each run
             if i + 1 == half:
                 traced_half, tasks_half, _, _ = sample(session, informer)
+                events_half = len((await session.store.list(EVENT)).items)
         elapsed = time.perf_counter() - started
         traced, tasks_after, rss_after, held_after = sample(session, informer)
+        events_after, simulated = len((await session.store.list(EVENT)).items), session.clock.now() - clock_before
         sites = tracemalloc.take_snapshot().statistics("lineno")[:top] if top else []
         tracemalloc.stop()
         lines.append(f"{cycles} certifications created, run, deleted after {warmup} ({nodes} nodes, {elapsed / cycles * 1000:.0f} ms each "
@@ -138,6 +141,9 @@ async def soak(folder: Path, nodes: int, warmup: int, cycles: int, top: int) -> 
         lines.append(f"memory held since the baseline: {traced_half / 1e3:.1f} kB after {half}, {traced / 1e3:.1f} kB after {cycles} "
                      f"(ratio {traced / max(traced_half, 1):.2f}x; {cycles / half:.1f}x: it grows with every certification)")
         lines.append(f"resident {rss_before:.1f} -> {rss_after:.1f} MB ({rss_after / rss_before:.2f}x)")
+        # the store's own growth: Events expire an hour after their last write, as the API server's do (store/events.py)
+        lines.append(f"Events in the store {events_before} at the baseline, {events_half} after {half}, {events_after} after {cycles} "
+                     f"(ratio {events_after / max(events_half, 1):.2f}x; {simulated.total_seconds() / 3600:.1f} simulated hours)")
         lines.append(f"asyncio tasks {tasks_before} at the baseline, {tasks_half} after {half}, {tasks_after} after {cycles} "
                      f"({tasks_after / max(tasks_before, 1):.2f}x)")
         total_before, total_after = sum(held_before.values()), sum(held_after.values())

@@ -31,6 +31,7 @@ SMALLEST = {  # bench -> (arguments for its smallest run, a line it must print)
     "tui_wall.py": (["--nodes", "64", "--rounds", "1"], r"\n\s+64\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx\s+\d+\.\d ms\s+\d+\.\d ms\s+\d+\.\dx"),
     "console_fixtures.py": (["--rounds", "1"], r"reopen saved state .* ratio\s+\d+(\.\d+)?x"),
     "soak.py": (["--nodes", "2", "--warmup", "1", "--cycles", "2", "--history-copies", "3"],
+                r"Events in the store \d+ at the baseline, \d+ after 1, \d+ after 2 \(ratio \d+\.\d+x; \d+\.\d simulated hours\)\n"
                 r"asyncio tasks \d+ at the baseline, \d+ after 1, \d+ after 2 \(\d+\.\d+x\)"),
     "history.py": (["--certifications", "20"], r"history nodes\s+\d+ ms\s+\d+ ms\s+\d+\.\dx\nthe same said both ways: yes"),
     "console_engine.py": (["--nodes", "32", "--speed", "2000"], r"max loop block \d+\.\d ms \(\d+\.\dx idle\), p99 \d+\.\d ms \(\d+\.\dx idle\)"),

@@ -117,3 +117,36 @@ def test_a_history_whose_lock_another_process_holds_is_read_as_it_is(tmp_path: P
         other.close()
     assert [node["node"] for node in json.loads(said)] == ["gpu-node-02", "gpu-node-01", "gpu-node-03", "gpu-node-04"]
     assert not READ_INDEXES & _indexes(tmp_path / "history.db")
+
+
+def _nested_scans(connection: sqlite3.Connection, sql: str, parameters: tuple[Any, ...]) -> list[str]:
+    """The steps of the query's plan that scan a whole table (no index, no json_each) for each row of the whole scan
+    before them: a join whose cost is the product of the two."""
+    steps = [(parent, str(detail)) for _, parent, _, detail in connection.execute(f"EXPLAIN QUERY PLAN {sql}", parameters)]
+    return [f"{a} then {b}" for (pa, a), (pb, b) in zip(steps, steps[1:]) if pa == pb and a.startswith("SCAN ") and b.startswith("SCAN ")
+            and "USING" not in b and "VIRTUAL TABLE" not in b]
+
+
+def test_a_source_s_queries_join_through_an_index_however_long_the_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map's stale marks and the summaries of one source (the console's history is its store's): an index of the
+    certifications by source made SQLite take the source's certifications for a few and scan them whole for every
+    node's result (78 s at 10,000 certifications, where it took 0.5 s without)."""
+    from tests.history.test_node_summaries import grown
+
+    path = grown(tmp_path, 10)
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+    rows = HistoryQuery._rows
+
+    def kept(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        asked.append((sql, parameters))
+        return rows(self, sql, parameters)
+
+    monkeypatch.setattr(HistoryQuery, "_rows", kept)
+    query = HistoryQuery(path, HistoryQuery(path).all_sources())
+    query.stale_nodes()
+    query.nodes()
+    connection = sqlite3.connect(path)
+    try:
+        assert [scan for sql, parameters in asked for scan in _nested_scans(connection, sql, parameters)] == []
+    finally:
+        connection.close()

@@ -46,11 +46,12 @@ WITH_VERDICTS = """instr(report, '"verdicts"') > 0"""
 # uid) (a new store at the path of a deleted one has the same seeded uids: another run, its own run key).
 KEYS = ("CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_run ON certifications (run)",
         "CREATE UNIQUE INDEX IF NOT EXISTS certifications_by_source_uid ON certifications (source, uid) WHERE run IS NULL")
-# What the read paths (queries.py) look up at scale: certifications in the history's order and by source, those whose
-# report holds a diagnosis's verdicts (a partial index: `history node` read every report of the node to find the few
-# with any), and each node's states and bandwidths per certification without its rows' JSON (`history nodes`).
+# What the read paths (queries.py) look up at scale: certifications in the history's order, those whose report holds a
+# diagnosis's verdicts (a partial index: `history node` read every report of the node to find the few with any), and
+# each node's states and bandwidths per certification without its rows' JSON (`history nodes`). None by source: SQLite,
+# without statistics, took a source's certifications for a few and joined every node's results to a whole scan of them
+# (the map's stale marks of one source, 78 s at 10,000 certifications).
 INDEXES = ("CREATE INDEX IF NOT EXISTS certifications_in_order ON certifications (completion_time, id)",
-           "CREATE INDEX IF NOT EXISTS certifications_by_source ON certifications (source)",
            f"CREATE INDEX IF NOT EXISTS certifications_with_verdicts ON certifications (id) WHERE {WITH_VERDICTS}",
            "CREATE INDEX IF NOT EXISTS node_results_summary ON node_results (node, cert_id, category, state, bus_bw)")
 COLUMNS = "id, source, uid, name, namespace, result, start_time, completion_time, archived_at, report"

@@ -206,12 +206,13 @@ def test_of_others_pods_only_what_holds_room_is_kept(tmp_path: Path, nodes: int)
 def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_reads_incomplete(tmp_path: Path) -> None:
     """All four nodes' GPUs held by team-a: the category can test no node and none is at fault. Its Workflow fails
     NodesUnavailable (not NodeDiscoveryError) naming the first holders, the report lists every node with what holds it,
-    and the certification reads INCOMPLETE (condition Succeeded, exit 0 as any exclusion), never FAILED as if measured."""
+    and the certification reads FAILED under that reason (nothing measured is nothing certified: INCOMPLETE exits 0 as a
+    pass does), no node blamed."""
     pods = [others_pod(f"trainer-{n}", f"gpu-node-0{n}", 8) for n in range(1, 5)]
     report, objects = asyncio.run(emulator_report(tmp_path, "all-pass-full-scale", trainer=False, pods=pods, scenario=on_prem(tmp_path)))
     busy = [{"name": f"gpu-node-0{n}", "reason": "NodeBusy", "message": f"8 of 8 nvidia.com/gpu requested by team-a/trainer-{n}, 8 needed"}
             for n in range(1, 5)]
-    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("INCOMPLETE", [], busy), report
+    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("FAILED", [], busy), report
     category = report["categories"][0]
     assert (category["status"], category["excludedNodes"]) == ("Failed", busy)
     assert category["failureReason"] == (
@@ -220,7 +221,7 @@ def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_re
         "nothing tested, no node blamed")
     [cert] = objects["Certification"]
     assert [(c["type"], c["reason"]) for c in cert["status"]["conditions"] if c["status"] == "True" and c["type"] in ("Succeeded", "Failed")] == [
-        ("Succeeded", "NodesUnavailable")], cert["status"]["conditions"]
+        ("Failed", "NodesUnavailable")], cert["status"]["conditions"]
     assert not [pod for pod in objects["pods"] if "nvcre.nvidia.com/job" in pod["metadata"].get("labels", {})]
     assert category["notRun"] == "NodesUnavailable"
     case = ET.fromstring(render_junit([report]).split("\n", 1)[1]).find("testsuite/testcase")
@@ -255,10 +256,10 @@ def test_a_node_taken_after_planning_leaves_its_group_untested_named_never_blame
 def test_a_full_scale_group_whose_member_was_taken_after_planning_tests_nothing_and_reads_incomplete(tmp_path: Path) -> None:
     """The one full-scale group of four, gpu-node-02 taken after planning: the whole group waits out the grace and runs
     nothing; gpu-node-02 is excluded naming its holder, the other three untested, none blamed, and with no group run the
-    Workflow fails NodesUnavailable, as where every node is busy as it starts: INCOMPLETE, not FAILED."""
+    Workflow fails NodesUnavailable, as where every node is busy as it starts: FAILED, no node blamed."""
     later = [others_pod("trainer-0", "gpu-node-02", 8)]
     report, _ = asyncio.run(emulator_report(tmp_path, "all-pass-full-scale", trainer=False, later=later, scenario=on_prem(tmp_path)))
-    assert (report["result"], report["failedNodes"], [e["name"] for e in report["excludedNodes"]]) == ("INCOMPLETE", [], ["gpu-node-02"]), report
+    assert (report["result"], report["failedNodes"], [e["name"] for e in report["excludedNodes"]]) == ("FAILED", [], ["gpu-node-02"]), report
     category = report["categories"][0]
     assert (category["status"], category.get("notRun"), [g["reason"] for g in category["failedGroups"]]) == ("Failed", "NodesUnavailable", ["NodeBusy"])
     assert "team-a/trainer-0" in category["failureReason"], category["failureReason"]

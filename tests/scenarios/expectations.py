@@ -92,7 +92,7 @@ EXPECT: dict[str, Expect] = {
     "timeout-from-workload-start": Expect("PASSED", (OK,)),
     "timeout-shorter-than-run": Expect("FAILED", (("Failed", {}),)),  # every run timed out: inconclusive, not blamed
     "no-matching-nodes-waits-then-fails": Expect("FAILED", (("Failed", {}),)),
-    "all-nodes-cordoned-waits-then-fails": Expect("INCOMPLETE", (("Failed", {}),)),  # NodesUnavailable: nothing tested, none at fault
+    "all-nodes-cordoned-waits-then-fails": Expect("FAILED", (("Failed", {}),)),  # NodesUnavailable: nothing tested, none blamed
     "nodes-per-job-exceeds-fleet": Expect("FAILED", (("Failed", {}),)),
     "gb200-intra-rack-mnnvl": Expect("PASSED", (OK,)),
     "alltoall-degraded-nic": Expect("FAILED", (("Failed", dict.fromkeys(ALL4, TV)),)),

@@ -4,7 +4,7 @@ way: the run's WorkloadPending message names the node and the pods holding it) a
 blaming nobody. Read again then, by discovery's one rule (fit.held_by_others, as `leave_out_busy` at the start): each
 member still held is excluded NodeBusy, named with its holders, and the group is recorded untested for it (NODE_BUSY, a
 NOT_RUN reason): never blamed, its other members untested, and the Workflow, where nothing else failed, not failed for
-it (the certification INCOMPLETE; every group so: NodesUnavailable). A group is a planned unit (one node, a clique,
+it (the certification INCOMPLETE; every group so: NodesUnavailable, FAILED: nothing measured). A group is a planned unit (one node, a clique,
 nodesPerJob of the fleet): it is not re-formed without the busy member, whose room may come back any minute; a next
 iteration plans it whole again."""
 

@@ -361,14 +361,15 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
     passed = sum(1 for s in statuses if s["status"] == SUCCEEDED)
     failed_nodes = {name for wf in workflows.values() for name in blamed_names(wf, world.children_of(wf, "Job"))}
     excluded = {e["name"] for wf in workflows.values() for e in (orchestration_of(wf).get("excludedNodes") or [])}
-    # A category that could test no node, each unavailable (busy, cordoned, not Ready), failed no check: it makes the
-    # certification INCOMPLETE, as nodes excluded beside tested ones do, never FAILED as if something was measured.
+    # A category that could test no node, each unavailable (busy, cordoned, not Ready), failed no check and blames none,
+    # but it measured nothing: the certification is FAILED under its own reason (NodesUnavailable), never INCOMPLETE,
+    # which exits 0 as a pass does (no measurement is never a pass); nodes excluded beside tested ones make INCOMPLETE.
     untested = [s for s in statuses if s["status"] == FAILED and s.get("reason") == NODES_UNAVAILABLE]
     any_failed = any(s["status"] == FAILED for s in statuses if s not in untested)
     if len(done) < len(statuses):
         result = RESULT_RUNNING
     else:
-        result = RESULT_FAILED if any_failed else RESULT_INCOMPLETE if excluded or untested else RESULT_PASSED
+        result = RESULT_FAILED if any_failed or untested else RESULT_INCOMPLETE if excluded else RESULT_PASSED
     # One node, one state, worst first (as the wall and the console count them): a node blamed in one category and
     # excluded from a later one (cordoned mid-run) is a failed node, counted under failedNodes only, and one left
     # inconclusive is not counted excluded either (excluded_counted). Each category still lists its exclusions with
@@ -395,8 +396,8 @@ async def _summarise(ctx: Context, cert: Obj, statuses: list[Obj], workflows: di
         await _finish(ctx, cert, FAILED, "WorkflowFailed", "One or more certification categories failed", statuses, summary, how)
     elif untested:
         keys = listed([f"{s['domain']}/{s['variant']}" for s in untested])
-        await _finish(ctx, cert, SUCCEEDED, NODES_UNAVAILABLE, f"No category failed; {keys} tested no node: every node it selects was "
-                      "unavailable (busy, cordoned or not Ready), none blamed", statuses, summary, how)
+        await _finish(ctx, cert, FAILED, NODES_UNAVAILABLE, f"No category failed a check, but {keys} tested no node: every node it "
+                      "selects was unavailable (busy, cordoned or not Ready), none blamed, nothing certified", statuses, summary, how)
     else:
         await _finish(ctx, cert, SUCCEEDED, "AllWorkflowsSucceeded", "All certification categories succeeded", statuses, summary, how)
 

@@ -171,7 +171,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
             "excludedNodes": excluded or None, "exclusionReason": reason, "currentIteration": 1, "completedIterations": 0}
     if not found.nodes:
         why = found.exclusion_reason() if excluded else unmatched_reason(world.nodes, target)
-        if found.none_available():  # every node busy (or cordoned, not Ready): nothing to test, none at fault: INCOMPLETE
+        if found.none_available():  # every node busy (or cordoned, not Ready): nothing to test, none at fault
             await _fail(ctx, wf, NODES_UNAVAILABLE, f"no node to test, every one the target selects unavailable ({why}): "
                         "nothing tested, no node blamed", {"orchestration": base})
             return
@@ -490,7 +490,7 @@ async def _finalize(
     diagnosing = orch.get("diagnose") is not None
     # A group recorded untested because others' pods took a member after planning (NODE_BUSY: controllers/busy.py) failed
     # no check: beside groups that passed the Workflow succeeds (its busy members excluded: INCOMPLETE); with none, it
-    # tested nothing and fails NodesUnavailable (INCOMPLETE too), as where every node was busy as it started.
+    # tested nothing and fails NodesUnavailable (the certification FAILED, none blamed), as where every node was busy as it started.
     busy = [g for g in failed_groups if g.get("reason") == NODE_BUSY]
     failing = bool(failed or unresolved or stopped or (len(failed_groups) > len(busy) and not diagnosing))
     if busy and not failing and not ran_ok:

@@ -75,7 +75,8 @@ class Discovery:
     def none_available(self) -> bool:
         """No node left, and every node the target selects left out for its own state (busy, cordoned, not Ready:
         UNAVAILABLE_STATES), none for the category's fit or the target's names: nothing can be tested and no node is at
-        fault (NODES_UNAVAILABLE, INCOMPLETE), where a category no node could ever fit is refused (FAILED)."""
+        fault (NODES_UNAVAILABLE: nothing measured, so not certified, yet none blamed), where a category no node could ever
+        fit is refused (its spec at fault)."""
         return not self.nodes and bool(self.excluded) and all(item.reason in UNAVAILABLE_STATES for item in self.excluded)
 
     def exclusion_reason(self) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from nvcre_tui.engine.errors import InputError
@@ -153,13 +154,8 @@ def _add_run_key(connection: sqlite3.Connection) -> None:
     it is (what would be written to it fails as it did, and is said then)."""
     if has_run_key(connection):
         return
-    try:
-        connection.execute("BEGIN IMMEDIATE")  # two processes adding it serialise here
-    except sqlite3.OperationalError as error:
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
-            return
-        raise
-    try:
+
+    def add(connection: sqlite3.Connection) -> None:
         if not has_run_key(connection):  # SQLite drops no table constraint: the table is made anew, ids kept
             connection.execute(CERTIFICATIONS.format(table="certifications_keyed"))
             connection.execute(f"INSERT INTO certifications_keyed ({COLUMNS}) SELECT {COLUMNS} FROM certifications")
@@ -167,11 +163,8 @@ def _add_run_key(connection: sqlite3.Connection) -> None:
             connection.execute("ALTER TABLE certifications_keyed RENAME TO certifications")
             for key in KEYS:
                 connection.execute(key)
-        connection.execute("COMMIT")
-    except sqlite3.OperationalError as error:
-        connection.execute("ROLLBACK")
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
-            raise
+
+    _upgrade(connection, add, frozenset({sqlite3.SQLITE_READONLY}))
 
 
 def _add_indexes(connection: sqlite3.Connection) -> None:
@@ -182,24 +175,35 @@ def _add_indexes(connection: sqlite3.Connection) -> None:
     names = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     if all(index.split()[5] in names for index in INDEXES):
         return
-    try:
-        connection.execute("BEGIN IMMEDIATE")  # two processes adding them serialise here
-    except sqlite3.OperationalError as error:
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF in _NOT_NOW:
-            return
-        raise
-    try:
+
+    def add(connection: sqlite3.Connection) -> None:
         for index in INDEXES:
             connection.execute(index)
-        connection.execute("COMMIT")
-    except sqlite3.OperationalError as error:
-        connection.execute("ROLLBACK")
-        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in _NOT_NOW:
-            raise
+
+    _upgrade(connection, add, _NOT_NOW)
 
 
 # Why a history cannot be written now, for _add_indexes (its primary result codes)
 _NOT_NOW = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL})
+
+
+def _upgrade(connection: sqlite3.Connection, change: Callable[[sqlite3.Connection], None], skipped: frozenset[int]) -> None:
+    """`change` to an older history's schema in one IMMEDIATE transaction (two processes upgrading one history serialise
+    here; `change` checks again what the first may have done); left undone, the history as it was, where SQLite's
+    primary result code is one of `skipped` (a history that cannot be written)."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF in skipped:
+            return
+        raise
+    try:
+        change(connection)
+        connection.execute("COMMIT")
+    except sqlite3.OperationalError as error:
+        connection.execute("ROLLBACK")
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF not in skipped:
+            raise
 
 
 def _check_creatable(path: Path) -> None:

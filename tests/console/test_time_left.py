@@ -93,3 +93,34 @@ async def test_a_workflow_whose_numbers_cannot_be_read_has_unknown_time_left() -
         assert time_left(damaged, "loop", session.clock.now()) == TimeLeft(None)
     finally:
         await session.close()
+
+
+async def test_a_bound_said_once_a_run_is_overdue_bounds_the_runs_still_to_start_too() -> None:
+    """Once one run ran past what the others took (a slow node's), the time left is said as a bound ('at most'), yet the
+    runs still waiting to start were counted at the finished runs' median, not their timeout: with the overdue run near
+    its timeout, 'at most' said little more than one median where the waves still to start may each take a timeout."""
+    import copy
+    from datetime import timedelta
+
+    from nvcre_tui.engine.api.bodies import job_template_spec
+    from nvcre_tui.engine.clock import format_time
+    from nvcre_tui.engine.units import parse_duration
+
+    session = await session_with(LOOPBACK, settle=False)
+    try:
+        estimate, _ = await _until(session, "loop", estimate=True)  # a wave finished, one runs, two wait to start
+        assert estimate is not None and estimate.seconds is not None and not estimate.bound, estimate
+        read = copy.deepcopy(await Snapshot.read(session.store))
+        [workflow] = read.workflows
+        timeout = parse_duration(str(job_template_spec(workflow).get("timeout") or "24h"))
+        groups = workflow["status"]["orchestration"]["groups"]
+        assert any(g.get("phase") == "Pending" for g in groups), groups
+        running = next(g["jobRef"] for g in groups if g.get("phase") == "Running")
+        job = next(j for j in read.jobs if j["metadata"]["name"] == running)
+        job["status"]["workloadStartTime"] = format_time(session.clock.now() - timedelta(seconds=timeout - 1))  # overdue: 1 s to its timeout
+        left = time_left(Snapshot(nodes=read.nodes, certifications=read.certifications, workflows=read.workflows, jobs=read.jobs, runs=read.runs),
+                         "loop", session.clock.now())
+        assert left is not None and left.bound and left.seconds is not None, left
+        assert left.seconds >= timeout, (left, timeout)  # the runs still to start may each run to their timeout
+    finally:
+        await session.close()

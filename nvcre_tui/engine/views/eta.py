@@ -4,9 +4,9 @@ from a five-hour one.
 
 Estimated from what its Workflows say: the groups left in the current iteration and in the iterations after it, run
 at most maxConcurrent at once, each taking as long as its category's finished runs took (their median: `~4m10s`); before
-any run of a category finished, its timeoutPerJob bounds each run (`≤51m00s`). Unknown (never guessed) while a
-category has not been planned yet (it waits for nodes or an earlier category: how many groups it will run is not
-known) or while a diagnosis runs (its rounds follow its results)."""
+any run of a category finished, or once one runs past what they took, its timeoutPerJob bounds each run left
+(`≤51m00s`). Unknown (never guessed) while a category has not been planned yet (it waits for nodes or an earlier
+category: how many groups it will run is not known) or while a diagnosis runs (its rounds follow its results)."""
 
 from __future__ import annotations
 
@@ -89,10 +89,12 @@ def _planned_left(category: CategoryView, now: datetime) -> TimeLeft | None:
     each, bound = (statistics.median(ran), False) if ran else (timeout, True)
     concurrency = int((spec.get("execution") or {}).get("maxConcurrent") or 0) or len(groups)
     elapsed = [_elapsed(category, group, now) for group in groups if group.get("phase") == "Running"]
-    # A run past what the others took (a slow node's) ends when it ends: its timeout bounds it, no estimate does
-    overdue = not bound and any(seconds >= each for seconds in elapsed)
-    running = [max(timeout - seconds, 0.0) if overdue and seconds >= each else max(each - seconds, 0.0) for seconds in elapsed]
-    bound = bound or overdue
+    # A run past what the others took (a slow node's) ends when it ends: the median estimates nothing then, and what is
+    # said is a bound ('at most'), so every run left is counted at its timeout, those still to start too: at the median
+    # they made 'at most 2m25s' of two waves of 1h timeouts still to start
+    if not bound and any(seconds >= each for seconds in elapsed):
+        each, bound = timeout, True
+    running = [max(each - seconds, 0.0) for seconds in elapsed]
     pending = sum(1 for group in groups if group.get("phase") == "Pending")
     later = max(int(spec.get("iterations") or 1) - int(orchestration_of(workflow).get("currentIteration") or 1), 0)
     this_iteration = _waves(running, pending, concurrency, each)

@@ -58,7 +58,7 @@ def cut_middle(text: str, width: int) -> str:
         return text
     if width <= 0:  # a name with its separator, gone
         return ""
-    keep = max(1, width - 1)
+    keep = width - 1  # the cells beside "…" (none in one cell: a character kept there made it two, past `width`)
     head_cells, tail_cells = (keep + 1) // 2, keep // 2
     head, used = "", 0
     for character in text:

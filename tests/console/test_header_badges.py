@@ -204,3 +204,21 @@ def test_a_long_context_name_is_cut_in_its_middle_before_the_namespace_goes() ->
         assert said.startswith("🔒 READ-ONLY  👁 viewer: engine"), said
         assert "  cluster arn" in said and "…" in said and " · ml-training" in said and cell_len(said) <= 80 - CROWDED_CHROME, said
         assert said.endswith(" · ml-training" if scenario is None else " · ml-training · SIM RUNNER"), said
+
+
+def test_the_badges_fit_every_width_their_uncut_parts_leave_room_in() -> None:
+    """A name cut in its middle to one cell kept a character beside its "…", two cells: at one width the badges came out a
+    cell wider than the header's room, and the header cut its end, the namespace ("· team-" on a line fitted to 43)."""
+    from nvcre_tui.app import CROWDED_CHROME
+    from nvcre_tui.badges import cut_middle, fitted
+    from nvcre_tui.engine.kube.session import cluster_title_parts
+
+    assert [cut_middle("default: 32 x H100", width) for width in (0, 1, 2, 3)] == ["", "…", "d…", "d…0"]
+    app = NvcreApp.__new__(NvcreApp)
+    app.policy = Policy(read_only=True)
+    app.session = type("S", (), {"viewer_reason": "viewer: engine held by nvcre-controller-7f9c5d (renewed 3s ago)",
+                                 "title_parts": lambda self, mark="": cluster_title_parts(LONG_CONTEXT, "team-a", "default: 32 x H100", mark)})()
+    least = cell_len(fitted(app.calm_badges(), 0))
+    for width in range(least, 160 - CROWDED_CHROME):
+        said = fitted(app.calm_badges(), width)
+        assert cell_len(said) <= width and said.startswith("🔒 READ-ONLY") and " · team-a · SIM RUNNER" in said, (width, said)

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Digits, Static
 
-from nvcre_tui.badges import fitted
+from nvcre_tui.badges import Badge, Cut, Piece, fitted
 from nvcre_tui.engine.api.bodies import certification_status
 from nvcre_tui.engine.api.provenance import status_written_at
 from nvcre_tui.engine.api.nodes import NODES_WITHHELD, node_name
@@ -145,6 +145,8 @@ def urgent_nodes(states: dict[str, tuple[str, str]], under_test: set[str], blame
 
 TALLY_LINES, TALLY_PADDING = 2, 2  # #tally's max-height, and its padding left and right (the CSS below)
 TITLE_PADDING = 2  # #title's padding left and right (the CSS below)
+TITLE_NAME_LEAST = 12  # a certification's name in the title line, cut in its middle (its end tells a burn-in's runs apart)
+TITLE_RESULT_LEAST = 9  # its result in the title line, cut at its end: "  RUNNING", "  WAITING…" (for what: the line below)
 
 
 def waits_said(before: str, grouped: Mapping[str, list[str]], width: int, lines: int = TALLY_LINES) -> str:
@@ -384,6 +386,12 @@ class WallScreen(NvcreScreen):
             self._shown = (self.current, result)
             left = time_left(snapshot, self.current, self.nvcre.now())  # what a running one has left, as the dashboard's Left
             title = f"{self.current}  {result}{passed}{f'  {left.said}' if left is not None else ''}{position}{finished}"
+            # in parts, as the line gives up room for the badges' uncut parts (below): the count of categories passed
+            # first, then the end (time left, place in the rotation, when it finished), its result, its name in its middle
+            parts = [Badge((Piece(self.current, Cut.MIDDLE, least=TITLE_NAME_LEAST, first=2),
+                            Piece(f"  {result}", Cut.END, least=TITLE_RESULT_LEAST, first=1))),
+                     *([Badge((Piece(passed.strip()),), drop=0)] if passed else []),
+                     Badge((Piece(title[len(self.current) + 2 + len(result) + len(passed) + 2:], Cut.END, first=0),))]
         else:  # every one deleted (or none ever): said as such, never as a fleet that was never tested
             session = self.nvcre.session
             # the history is asked only when this wall showed none (at each refresh while the store holds none)
@@ -394,9 +402,16 @@ class WallScreen(NvcreScreen):
         # The store's silence first: the line is cut at the screen's edge, and all under it is stale while it lasts
         # (on 80 columns a certification's title left no room for it).
         warnings = [said for said in (self.nvcre.store_warning(), self.nvcre.stall_warning()) if said]
-        # The badges fitted to what the line leaves them (the read-only mark and the namespace whole, names cut)
+        # The badges fitted to what the line leaves them (the read-only mark and the namespace whole, names cut); the
+        # title leaves them the room their uncut parts need first: a running one's title (its time left, its place in the
+        # rotation) took the whole line at 80 columns, and the read-only mark and the namespace went off its end
+        calm = self.nvcre.calm_badges()
+        room = self.app.size.width - TITLE_PADDING
+        title_room = room - sum(cell_len(warning) + 3 for warning in warnings) - 3 - cell_len(fitted(calm, 0))
+        if self.current is not None and cell_len(title) > title_room and title_room >= TITLE_NAME_LEAST:  # cut where that keeps them
+            title = fitted([part for part in parts if part.text], title_room).rstrip()  # (a store warning may take the line whole)
         said = "   ".join([*warnings, title])
-        badges = fitted(self.nvcre.calm_badges(), self.app.size.width - TITLE_PADDING - cell_len(said) - 3)
+        badges = fitted(calm, room - cell_len(said) - 3)
         self._say("#title", Text(f"{said}   {badges}"))
         rack_map = self._show_map(snapshot, every)
         rack_map.set_words({name: state_word(states[name][0], name, suspicion) for name in suspicion})  # its tooltip, as the legend

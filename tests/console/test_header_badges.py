@@ -222,3 +222,35 @@ def test_the_badges_fit_every_width_their_uncut_parts_leave_room_in() -> None:
     for width in range(least, 160 - CROWDED_CHROME):
         said = fitted(app.calm_badges(), width)
         assert cell_len(said) <= width and said.startswith("🔒 READ-ONLY") and " · team-a · SIM RUNNER" in said, (width, said)
+
+
+async def test_the_walls_title_line_keeps_the_read_only_mark_and_the_namespace_at_80_columns(tmp_path: Path) -> None:
+    """The wall's line said the certification's title first and fitted the badges to what it left: a running one's
+    title (its name, result, categories passed, time left, place in the rotation) left none at 80 columns, and the
+    read-only mark and the namespace, which no cut may take, went off the line's end. The title gives up room first."""
+    from nvcre_tui.engine.store.protocol import CERTIFICATION
+
+    from .harness import DIAGNOSE_AND_TRAIN, certification_body, intra_all_reduce
+
+    holder, viewer = await _viewer_in(tmp_path / "sim.db", "team-a")
+    try:
+        for text in (intra_all_reduce("rack-12-burn-in-r1"), DIAGNOSE_AND_TRAIN):
+            await holder.store.create(CERTIFICATION, {**(body := certification_body(text)), "metadata": {**body["metadata"], "namespace": "team-a"}})
+        assert holder.engine is not None
+        await holder.engine.run_until_settled(max_seconds=20)
+        app = NvcreApp(session=viewer, live=False, read_only=True, wall=True)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert isinstance(app.screen, WallScreen)
+            seen: list[str] = []
+            while str(app.screen.current) not in seen:
+                seen.append(str(app.screen.current))
+                top = screen_lines(app)[0]
+                assert "🔒 READ-ONLY" in top and top.endswith(" · team-a"), top
+                assert str(app.screen.current)[:4] in top, top  # the certification's title still leads
+                await pilot.press("right")
+                await pilot.pause()
+            assert sorted(seen) == ["diagnose-and-train", "rack-12-burn-in-r1"]
+    finally:
+        await viewer.close()
+        await holder.close()

@@ -384,7 +384,7 @@ class WallScreen(NvcreScreen):
         self._departed.see(snapshot.certifications)
         if self.current is not None:
             self._shown = (self.current, result)
-            left = time_left(snapshot, self.current, self.nvcre.now())  # what a running one has left, as the dashboard's Left
+            left = time_left(snapshot, self.current, self.nvcre.now(), self.nvcre.stamped_now())  # as the dashboard's Left
             title = f"{self.current}  {result}{passed}{f'  {left.said}' if left is not None else ''}{position}{finished}"
             # in parts, as the line gives up room for the badges' uncut parts (below): the count of categories passed
             # first, then the end (time left, place in the rotation, when it finished), its result, its name in its middle

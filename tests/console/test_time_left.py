@@ -124,3 +124,38 @@ async def test_a_bound_said_once_a_run_is_overdue_bounds_the_runs_still_to_start
         assert left.seconds >= timeout, (left, timeout)  # the runs still to start may each run to their timeout
     finally:
         await session.close()
+
+
+async def test_a_run_stamped_on_a_clock_ahead_has_run_as_long_as_the_drill_down_says() -> None:
+    """A run a --sim-runner engine stamped on a clock ahead of the reader's has run the API server's time since its Job
+    was made (report.runtime: the drill-down's and the logs pane's Runtime); the time left counted the reader's clock
+    from the Job's creation instead, so a run 30 s old read overdue (an hour and a half) and the Left column a bound."""
+    import copy
+    from datetime import timedelta
+
+    from nvcre_tui.engine.clock import format_time
+    from nvcre_tui.engine.report.runtime import run_seconds
+    from nvcre_tui.engine.views.certifications import certification_row
+
+    session = await session_with(LOOPBACK, settle=False)
+    try:
+        estimate, _ = await _until(session, "loop", estimate=True)
+        assert estimate is not None and not estimate.bound, estimate
+        read = copy.deepcopy(await Snapshot.read(session.store))
+        now = session.clock.now()
+        server_now = now - timedelta(hours=1)  # the API server's clock, behind the reader's simulated one
+        [workflow] = read.workflows
+        running = [g["jobRef"] for g in workflow["status"]["orchestration"]["groups"] if g.get("phase") == "Running"]
+        for job in read.jobs:
+            if job["metadata"]["name"] in running:
+                job["metadata"]["creationTimestamp"] = format_time(server_now - timedelta(seconds=30))
+                job["status"]["workloadStartTime"] = format_time(now + timedelta(minutes=10))  # stamped ahead of the reader
+                assert run_seconds(job, now, server_now) == 30.0  # as the drill-down says it
+        snapshot = Snapshot(nodes=read.nodes, certifications=read.certifications, workflows=read.workflows, jobs=read.jobs, runs=read.runs)
+        [cert] = snapshot.certifications
+        said = certification_row(snapshot, cert, now, stamped_now=server_now).left
+        assert said.startswith("~"), said  # an estimate: the run is 30 s old, not overdue
+        left = time_left(snapshot, "loop", now, server_now)  # as the wall says it
+        assert left is not None and left.seconds is not None and not left.bound and left.short == said, left
+    finally:
+        await session.close()

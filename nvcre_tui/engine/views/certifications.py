@@ -73,7 +73,7 @@ def certification_row(snapshot: Snapshot, cert: Obj, now: datetime, *, stamped_n
     return CertRow(cert["metadata"]["name"], result_of(cert),
                    summary.get("passedCategories") or f"0/{len(cert['spec'].get('categories') or [])}", int(summary.get("failedNodes") or 0),
                    runtime, _age(cert["metadata"].get("creationTimestamp"), stamped_now or now), ", ".join(running), ran, waited,
-                   left.short if (left := time_left(snapshot, str(cert["metadata"]["name"]), now)) is not None else "-")
+                   left.short if (left := time_left(snapshot, str(cert["metadata"]["name"]), now, stamped_now)) is not None else "-")
 
 
 def certification_rows(snapshot: Snapshot, now: datetime, *, stamped_now: datetime | None = None) -> list[CertRow]:

@@ -54,12 +54,13 @@ class TimeLeft:
         return f"{'at most ' if self.bound else '~'}{format_duration(self.seconds)} left"
 
 
-def time_left(snapshot: Snapshot, cert_name: str, now: datetime) -> TimeLeft | None:
-    """What the certification has left (None when it has finished, or is not in `snapshot`)."""
+def time_left(snapshot: Snapshot, cert_name: str, now: datetime, stamped_now: datetime | None = None) -> TimeLeft | None:
+    """What the certification has left (None when it has finished, or is not in `snapshot`). `stamped_now`: the API
+    server's now (session.store_now), which times a run stamped on a clock ahead, as every view's runtime (report.runtime)."""
     view = snapshot.views.get(cert_name)
     if view is None or cond.is_terminal(view.cert):
         return None
-    left = [_category_left(category, now) for category in view.categories if category.status.get("status") not in ENDED]
+    left = [_category_left(category, now, stamped_now) for category in view.categories if category.status.get("status") not in ENDED]
     if not left or any(found is None for found in left):
         return TimeLeft(None)
     known = [found for found in left if found is not None]
@@ -67,16 +68,16 @@ def time_left(snapshot: Snapshot, cert_name: str, now: datetime) -> TimeLeft | N
     return TimeLeft(max(found.seconds or 0.0 for found in known), any(found.bound for found in known))
 
 
-def _category_left(category: CategoryView, now: datetime) -> TimeLeft | None:
+def _category_left(category: CategoryView, now: datetime, stamped_now: datetime | None) -> TimeLeft | None:
     """A running category's time left, or None where it cannot be said (not planned yet, diagnosing, or a Workflow
     another hand wrote unreadable: a timeout, a count that is none)."""
     try:
-        return _planned_left(category, now)
+        return _planned_left(category, now, stamped_now)
     except (TypeError, ValueError):
         return None
 
 
-def _planned_left(category: CategoryView, now: datetime) -> TimeLeft | None:
+def _planned_left(category: CategoryView, now: datetime, stamped_now: datetime | None) -> TimeLeft | None:
     workflow = category.workflow
     groups = category.groups
     if workflow is None or not groups or cond.is_terminal(workflow):
@@ -88,7 +89,7 @@ def _planned_left(category: CategoryView, now: datetime) -> TimeLeft | None:
     ran = _finished(category)
     each, bound = (statistics.median(ran), False) if ran else (timeout, True)
     concurrency = int((spec.get("execution") or {}).get("maxConcurrent") or 0) or len(groups)
-    elapsed = [_elapsed(category, group, now) for group in groups if group.get("phase") == "Running"]
+    elapsed = [_elapsed(category, group, now, stamped_now) for group in groups if group.get("phase") == "Running"]
     # A run past what the others took (a slow node's) ends when it ends: the median estimates nothing then, and what is
     # said is a bound ('at most'), so every run left is counted at its timeout, those still to start too: at the median
     # they made 'at most 2m25s' of two waves of 1h timeouts still to start
@@ -131,10 +132,10 @@ def _finished(category: CategoryView) -> list[float]:
     return found[1]
 
 
-def _elapsed(category: CategoryView, group: Mapping[str, Any], now: datetime) -> float:
+def _elapsed(category: CategoryView, group: Mapping[str, Any], now: datetime, stamped_now: datetime | None) -> float:
     """How long a running group's run has run (0 while its pods wait)."""
     job = category.job_of(group)
     if job is None:
         return 0.0
-    seconds = run_seconds(job, now)
+    seconds = run_seconds(job, now, stamped_now)  # as the drill-down and the logs pane say its runtime
     return seconds or 0.0

@@ -159,3 +159,34 @@ async def test_a_run_stamped_on_a_clock_ahead_has_run_as_long_as_the_drill_down_
         assert left is not None and left.seconds is not None and not left.bound and left.short == said, left
     finally:
         await session.close()
+
+
+# Four cliques' intra-rack runs one after another, narrowed down by a diagnosis once one failed (gpu-node-07 misses 400).
+ON_FAILURE = """apiVersion: nvcre.nvidia.com/v1alpha1
+kind: Certification
+metadata: {name: narrow}
+spec:
+  target: {nodeSelector: {nvidia.com/gpu.present: "true"}}
+  categories:
+    - domain: communication
+      variant: nccl-all-reduce
+      options: {testScale: intra-rack, onFailure: diagnose, maxConcurrent: 1, thresholds: {busBandwidthGBps: "value >= 400"}}
+"""
+
+
+async def test_a_category_a_diagnosis_will_follow_has_unknown_time_left() -> None:
+    """onFailure: diagnose narrows a failed group down once its iterations end, for as many rounds as its results take:
+    once a group failed, the groups left were said to be all it had left ('~12m' or 'at most ...'), a diagnosis after them."""
+    session = await session_with(ON_FAILURE, settle=False)
+    try:
+        assert session.engine is not None
+        while True:
+            await session.engine.run_until_settled(max_seconds=STEP)
+            [workflow] = (await Snapshot.read(session.store)).workflows
+            groups = workflow.get("status", {}).get("orchestration", {}).get("groups") or []
+            if any(g.get("phase") == "Failed" for g in groups) or workflow.get("status", {}).get("orchestration", {}).get("diagnose"):
+                break
+        assert any(g.get("phase") == "Pending" for g in groups), groups  # the premise: groups still to run, then the diagnosis
+        assert await _left(session, "narrow") == TimeLeft(None)
+    finally:
+        await session.close()

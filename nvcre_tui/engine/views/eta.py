@@ -6,11 +6,12 @@ Estimated from what its Workflows say: the groups left in the current iteration 
 at most maxConcurrent at once, each taking as long as its category's finished runs took (their median: `~4m10s`); before
 any run of a category finished, or once one runs past what they took, its timeoutPerJob bounds each run left
 (`≤51m00s`). Unknown (never guessed) while a category has not been planned yet (it waits for nodes or an earlier
-category: how many groups it will run is not known) or while a diagnosis runs (its rounds follow its results)."""
+category: how many groups it will run is not known) or while a diagnosis runs or will (onFailure: diagnose once a group failed): its rounds follow its results."""
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -85,6 +86,8 @@ def _planned_left(category: CategoryView, now: datetime, stamped_now: datetime |
     spec = workflow_spec(workflow).get("orchestration") or {}
     if spec.get("testScale") == "diagnose" or orchestration_of(workflow).get("diagnose") is not None:
         return None
+    if (spec.get("onFailure") or {}).get("diagnose") is not None and _failed_somewhere(workflow, groups):
+        return None  # a diagnosis follows its iterations (controllers.workflow._diagnose_failures), its rounds unknown
     timeout = parse_duration(str(job_template_spec(workflow).get("timeout") or DEFAULT_TIMEOUT))
     ran = _finished(category)
     each, bound = (statistics.median(ran), False) if ran else (timeout, True)
@@ -100,6 +103,12 @@ def _planned_left(category: CategoryView, now: datetime, stamped_now: datetime |
     later = max(int(spec.get("iterations") or 1) - int(orchestration_of(workflow).get("currentIteration") or 1), 0)
     this_iteration = _waves(running, pending, concurrency, each)
     return TimeLeft(this_iteration + later * math.ceil(len(groups) / concurrency) * each, bound)
+
+
+def _failed_somewhere(workflow: Mapping[str, Any], groups: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a group failed in this iteration or a finished one (its iterationHistory)."""
+    finished = (group for record in orchestration_of(dict(workflow)).get("iterationHistory") or [] for group in record.get("groups") or [])
+    return any(group.get("phase") == FAILED for group in itertools.chain(groups, finished))
 
 
 def _waves(running: Sequence[float], pending: int, concurrency: int, each: float) -> float:

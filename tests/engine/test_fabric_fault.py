@@ -32,3 +32,14 @@ def test_a_pair_or_an_uplink_keeps_the_diagnosis_words() -> None:
     assert fault_message({"cliques": ["a"], "message": "degraded uplink of a", "tests": []}, state, {}) == "degraded uplink of a"
     wide = fault_message({"cliques": ["a", "b", "c", "d"], "message": "hedge", "tests": ["r0-inter-0"]}, state, {"busBandwidthGBps": "value >= 300"})
     assert wide.startswith("degraded fabric between all 4 cliques: 2 of 3 tests across them failed (r0-inter-0), best 299.996 GB/s")
+
+
+def test_the_best_value_is_a_measured_failures_never_a_crashed_tests() -> None:
+    """A test across the cliques that crashed (its reason, not its value, why it failed) may hold a value its sweep
+    measured before it stopped, above the threshold: 'best 412.00 GB/s against value >= 300' read as a pass among the
+    failures. Only failures whose value is why they failed say one, as a node's record says them (record_text)."""
+    crashed = {"group": "r1-link-2", "nodes": ["a1", "c1"], "passed": False, "value": 412.0, "reason": "WorkloadFailed"}
+    said = fabric_fault_said(["a", "b", "c"], ["a", "b", "c"], ["r0-inter-0", "r1-link-2"], [*TESTS, crashed], DOMAIN_OF, "value >= 300")
+    assert said is not None and ", best 299.996 GB/s against value >= 300," in said, said
+    only = fabric_fault_said(["a", "b", "c"], ["a", "b", "c"], ["r1-link-2"], [crashed], DOMAIN_OF, "value >= 300")
+    assert only is not None and "best" not in only, only

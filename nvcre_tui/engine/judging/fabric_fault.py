@@ -46,7 +46,10 @@ def fabric_fault_said(cliques: Sequence[str], fleet: Sequence[str], evidence: Se
     names = [str(name) for name in evidence]
     said = f"degraded fabric between {which}: {len(failed)} of {len(across)} tests across them failed"
     said += f" ({listed(names, TESTS_SHOWN)})" if names else ""
-    best = _best([float(v) for t in failed if isinstance(v := t.get("value"), int | float) and not isinstance(v, bool)], threshold)
+    # a failure's value where it is why it failed: a test that crashed says its reason (record_text), its value measured
+    # part of a sweep (above the threshold, it read as the best of the failures)
+    best = _best([float(v) for t in failed if not t.get("reason") and isinstance(v := t.get("value"), int | float) and not isinstance(v, bool)],
+                 threshold)
     said += f", best {best}" if best else ""
     said += ", while their nodes pass inside their own cliques; " + CHECK
     return said + (f", and that a path between cliques can carry {threshold}" if threshold else "")

@@ -19,7 +19,7 @@ from nvcre_tui.cli.numbers import positive
 from nvcre_tui.cli.output import print_table
 from nvcre_tui.engine.api.serialize import to_json
 from nvcre_tui.engine.errors import InputError
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT
+from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH, with_unit
 from nvcre_tui.engine.printable import printable
 
 
@@ -81,12 +81,14 @@ def _current(args: argparse.Namespace) -> dict[str, dict[str, str]] | None:
     return {node_name(n): baseline_of(n) for n in load_nodes(args.nodes)}
 
 
-def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str], most: int | None = None) -> str:
-    """Each series as a sparkline and its last value as the report prints it (HistoryQuery.trend_last_shown); the first
-    `most` of them and `+N more` when given (a table's cell: `history node NAME` says every one)."""
+def _trend_text(trend: dict[str, list[float]], last_shown: dict[str, str], most: int | None = None, unit: bool = False) -> str:
+    """Each series as a sparkline and its last value as the report prints it (HistoryQuery.trend_last_shown), with its
+    unit when `unit` (a line of its own; a table's column says it in its header); the first `most` of them and `+N more`
+    when given (a table's cell: `history node NAME` says every one)."""
     from nvcre_tui.engine.history.sparkline import sparkline
 
-    series = [f"{category.split('/')[-1]} {sparkline(values, 12)} {last_shown[category]}" for category, values in trend.items()]
+    series = [f"{category.split('/')[-1]} {sparkline(values, 12)} {with_unit(BUS_BANDWIDTH, last_shown[category]) if unit else last_shown[category]}"
+              for category, values in trend.items()]
     if most is not None and len(series) > most:
         series = [*series[:most], f"+{len(series) - most} more"]
     return "; ".join(series) or "-"
@@ -149,8 +151,9 @@ def node_command(args: argparse.Namespace) -> int:
     rows = []
     for entry in history:
         for category in entry["categories"]:
-            # a value that missed its threshold with the threshold, as the report and the failures pane say it
-            measured = ", ".join(f"{k} {shown_value(category, k, v)}" + (f" ({missed})" if (missed := missed_threshold(category, k, v)) else "")
+            # a value with its unit, and one that missed its threshold with the threshold, as the report and the failures
+            # pane say it (`busBandwidthGBps 242.64 GB/s (value >= 300)`)
+            measured = ", ".join(f"{k} {with_unit(k, shown_value(category, k, v))}" + (f" ({missed})" if (missed := missed_threshold(category, k, v)) else "")
                                  for k, v in sorted(category["measurements"].items()) if isinstance(v, int | float)) or "-"
             rows.append((entry["certification"], entry["completionTime"] or "-", category["category"], state_said(category),
                          reason_said(category) or "-", measured))
@@ -161,7 +164,7 @@ def node_command(args: argparse.Namespace) -> int:
     latest = next((e["baseline"] for e in reversed(history) if e["baseline"]), None)
     if latest:
         lines.append("software: " + ", ".join(f"{k} {v}" for k, v in sorted(latest.items())))
-    lines.append(f"bus bandwidth trend: {_trend_text(trend, last_shown)}")
+    lines.append(f"bus bandwidth trend: {_trend_text(trend, last_shown, unit=True)}")
     if not history:  # in none of the last N: said, not an empty table under its headers
         lines.insert(0, f"{args.name}: in none of the last {args.last} certifications (the last it was in: {every[-1]['certification']}, "
                         f"completed {every[-1]['completionTime'] or '-'})")

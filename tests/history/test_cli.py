@@ -185,10 +185,13 @@ def test_last_n_leaves_out_the_nodes_none_of_them_held(tmp_path: Path, capsys: p
 def test_node_says_the_threshold_a_value_missed_beside_it(archive: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An on-call walkthrough read `history node gpu-node-03`: `busBandwidthGBps 290.51` under ThresholdViolation, the
     threshold it missed nowhere (the report says `expected value >= 300`, the failures pane `(value >= 300)`). A value
-    that missed its threshold has it beside it; one that met it stands alone."""
+    that missed its threshold has it beside it; one that met it stands alone. Each value says its unit (`242.64 GB/s`,
+    parsers.measurements.with_unit), the trend's last one on its line too: they read as bare numbers."""
     assert main(["history", "node", "gpu-node-02", "--history", str(archive)]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("week-")]
-    assert len(rows) == 3 and all(re.search(r"busBandwidthGBps \d+\.\d\d \(value >= \d+\)$", row) for row in rows), rows
+    out = capsys.readouterr().out.splitlines()
+    rows = [line for line in out if line.startswith("week-")]
+    assert len(rows) == 3 and all(re.search(r"busBandwidthGBps \d+\.\d\d GB/s \(value >= \d+\)$", row) for row in rows), rows
+    assert any(re.fullmatch(r"bus bandwidth trend: nccl-loopback \S+ \d+\.\d\d GB/s", line) for line in out), out
     assert "(value >= 300)" in rows[0] and "(value >= 100000)" in rows[2]
     assert main(["history", "node", "gpu-node-01", "--history", str(archive)]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("week-")]

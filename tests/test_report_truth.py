@@ -127,6 +127,18 @@ def test_a_diagnose_record_gives_each_failed_test_its_own_value() -> None:
     assert record_text(tests, limit=1) == "failed 2 of 3 tests (r0-screen-1 ...); passed at 399.9"
 
 
+def test_a_diagnose_record_says_its_passes_unit_once() -> None:
+    """`passed at 399.40 GB/s, 402.50 GB/s, 401.00 GB/s`: the unit after every value of one list. Said once, at its end."""
+    from nvcre_tui.engine.diagnose.summary import record_text
+    from nvcre_tui.engine.judging.thresholds import diagnosis_values
+
+    tests = [{"group": "r0-screen-1", "passed": False, "value": 241.1},
+             *({"group": f"r{k}-confirm-0", "passed": True, "value": v} for k, v in enumerate((399.4, 402.5, 401.0), 1))]
+    shown = diagnosis_values({"busBandwidthGBps": "value >= 300"})
+    assert record_text(tests, shown=shown) == "failed 1 of 4 tests (r0-screen-1 at 241.10 GB/s); passed at 399.40, 402.50 and 401.00 GB/s"
+    assert record_text(tests[:2], shown=shown).endswith("; passed at 399.40 GB/s")
+
+
 HOSTILE = "XID 79 \x1b]0;retitled\x07\x1b[2J\x00\x7f \ufffe\uffff <script>alert(1)</script> ]]>"
 
 

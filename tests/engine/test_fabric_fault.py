@@ -3,6 +3,8 @@ against the threshold, what to check; a pair or an uplink keeps the diagnosis's 
 
 from __future__ import annotations
 
+from typing import Any
+
 from nvcre_tui.engine.judging.fabric_fault import fabric_fault_said, fault_message
 
 DOMAIN_OF = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "d1": "d"}
@@ -43,3 +45,17 @@ def test_the_best_value_is_a_measured_failures_never_a_crashed_tests() -> None:
     assert said is not None and ", best 299.996 GB/s against value >= 300," in said, said
     only = fabric_fault_said(["a", "b", "c"], ["a", "b", "c"], ["r1-link-2"], [crashed], DOMAIN_OF, "value >= 300")
     assert only is not None and "best" not in only, only
+
+
+def test_the_reports_fault_line_says_the_best_value_once() -> None:
+    """The report's `Infra fault:` line put the measured span after a fabric-wide message that already says the best
+    value (`..., best 299.996 GB/s against value >= 300, ...; busBandwidthGBps 185.00-299.996 GB/s in 2 tests`): the span
+    goes where the message carries that best, and stays beside a message that does not (a pair's own words)."""
+    from nvcre_tui.engine.report.model import fault_evidence, fault_said
+
+    wide: dict[str, Any] = {"cliques": ["a", "b"], "tests": ["r0-inter-0", "r1-link-0"]}
+    wide["message"] = fabric_fault_said(["a", "b"], ["a", "b"], wide["tests"], TESTS, DOMAIN_OF, "value >= 300")
+    wide["evidence"] = fault_evidence(wide, TESTS, "value >= 300")
+    assert fault_said(wide) == wide["message"] and wide["message"].count("299.996") == 1
+    pair = {**wide, "message": "degraded link between a and b"}
+    assert fault_said(pair) == "degraded link between a and b; busBandwidthGBps 185.00-299.996 GB/s in 2 tests (value >= 300)"

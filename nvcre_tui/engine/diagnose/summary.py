@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.diagnose import links
-from nvcre_tui.engine.parsers.measurements import shown_unit
+from nvcre_tui.engine.parsers.measurements import shown_unit, with_unit_once
 
 # A lower bound ("value >= 900", "value > 900") or an upper bound ("value <= 5"); other expressions are not judged.
 _BOUND = re.compile(r"^\s*value\s*(>=|>|<=|<)\s*(-?[0-9]+(?:\.[0-9]+)?)\s*$")
@@ -53,7 +53,8 @@ def _value(test: Mapping[str, Any]) -> float | None:
 def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, crossed: Callable[[Mapping[str, Any]], bool] | None = None,
                 shown: ValueShown = significant, node: str | None = None) -> str:
     """A node's record from its tests ({group, passed, value?, reason?, hardware?}): "failed 3 of 5 tests (r0-screen-1,
-    r2-confirm-0 at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9, 404.6". Each failed test carries its own
+    r2-confirm-0 at 241.1, r3-confirm-1 WorkloadFailed); passed at 399.9 and 404.6" (the passes' unit said once, at
+    the end: parsers.measurements.with_unit_once). Each failed test carries its own
     value, or the reason it failed where that was not its value: a passing test's value beside the failed ones, or a
     crashed test's fine one, would read as the evidence against the node. A failed test that `crossed` a named link
     fault says so: that failure is the link's, not held against the node; one a hardware check failed on other members
@@ -64,7 +65,7 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, cr
     kept = names if limit is None else names[:limit]
     listed = f" ({', '.join(kept)}{' ...' if len(kept) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
-    return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {', '.join(shown(v, True) for v in passed)}" if passed else "")
+    return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {with_unit_once([shown(v, True) for v in passed])}" if passed else "")
 
 
 def flagged_others(test: Mapping[str, Any], node: str | None) -> str:

@@ -48,22 +48,23 @@ def fabric_fault_said(cliques: Sequence[str], fleet: Sequence[str], evidence: Se
     said += f" ({listed(names, TESTS_SHOWN)})" if names else ""
     # a failure's value where it is why it failed: a test that crashed says its reason (record_text), its value measured
     # part of a sweep (above the threshold, it read as the best of the failures)
-    best = _best([float(v) for t in failed if not t.get("reason") and isinstance(v := t.get("value"), int | float) and not isinstance(v, bool)],
-                 threshold)
-    said += f", best {best}" if best else ""
+    best = best_said([float(v) for t in failed if not t.get("reason") and isinstance(v := t.get("value"), int | float) and not isinstance(v, bool)],
+                     threshold)
+    said += f", {best}" if best else ""
     said += ", while their nodes pass inside their own cliques; " + CHECK
     return said + (f", and that a path between cliques can carry {threshold}" if threshold else "")
 
 
-def _best(values: Sequence[float], threshold: str | None) -> str | None:
-    """The failed tests' best value with its unit, on its side of the threshold, against it: "186.63 GB/s against
-    value >= 300"; None when none measured."""
+def best_said(values: Sequence[float], threshold: str | None) -> str | None:
+    """The failed tests' best value with its unit, on its side of the threshold, against it: "best 186.63 GB/s against
+    value >= 300"; None when none measured. A reader of a fault's message looks for it there (report.model.fault_said:
+    a message saying it needs no span of the same values after it)."""
     if not values:
         return None
     best = max(values) if METRICS[BUS_BANDWIDTH].higher_is_better else min(values)
     if not threshold:
-        return with_unit(BUS_BANDWIDTH, f"{best:.2f}")
-    return f"{with_unit(BUS_BANDWIDTH, shown_judged(BUS_BANDWIDTH, threshold, best))} against {threshold}"
+        return f"best {with_unit(BUS_BANDWIDTH, f'{best:.2f}')}"
+    return f"best {with_unit(BUS_BANDWIDTH, shown_judged(BUS_BANDWIDTH, threshold, best))} against {threshold}"
 
 
 def fault_message(fault: Mapping[str, Any], state: Mapping[str, Any], thresholds: Mapping[str, str] | None) -> str:

@@ -7,6 +7,7 @@ by these names, and show them with these units.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 BUS_BANDWIDTH = "busBandwidthGBps"
@@ -112,6 +113,17 @@ def with_unit(key: str, number: str) -> str:
     as every report, command and screen writes it: "243.18 GB/s", "7 tests", "0.92" (a ratio has none). The one place a
     value meets its unit: a diagnosis's record read "failed 3 of 3 tests (r0-screen-0 at 243.18, ...)"."""
     return f"{number} {shown_unit(key)}".rstrip()
+
+
+def with_unit_once(shown: Sequence[str]) -> str:
+    """Values of one metric, each as with_unit wrote it ("399.40 GB/s"), as one list that says their unit once, at its
+    end: "399.40, 402.50 and 401.00 GB/s" (a diagnosis's record read "passed at 399.40 GB/s, 402.50 GB/s, ..."). Values
+    with no unit (a ratio) or not all of one are listed as they are."""
+    units = {text.rpartition(" ")[2] if " " in text else "" for text in shown}
+    unit = next(iter(units)) if len(units) == 1 else ""
+    numbers = [text.rpartition(" ")[0] for text in shown] if unit else list(shown)
+    joined = f"{', '.join(numbers[:-1])} and {numbers[-1]}" if len(numbers) > 1 else "".join(numbers)
+    return f"{joined} {unit}".rstrip()
 
 
 def shown_value(key: str, value: float) -> str:

@@ -24,7 +24,7 @@ from nvcre_tui.engine.controllers.iterations import group_failures, job_groups
 from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
-from nvcre_tui.engine.judging.fabric_fault import fault_message
+from nvcre_tui.engine.judging.fabric_fault import best_said, fault_message
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, THRESHOLD_VIOLATED, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU, with_unit,
@@ -496,9 +496,18 @@ def fault_evidence(fault: Mapping[str, Any], tests: Sequence[Mapping[str, Any]],
 
 def fault_said(fault: Mapping[str, Any]) -> str:
     """An infrastructure fault's message and what its failed tests measured: "degraded fabric between clique-1 and
-    clique-2 (failed: r1-inter-0, r2-link-6); busBandwidthGBps 185.05-186.23 GB/s in 2 tests (value >= 300)"."""
-    measured = (fault.get("evidence") or {}).get("measured")
-    return str(fault.get("message") or "") + (f"; {measured}" if measured and measured != "-" else "")
+    clique-2 (failed: r1-inter-0, r2-link-6); busBandwidthGBps 185.05-186.23 GB/s in 2 tests (value >= 300)". A message
+    that already says those tests' best value against the threshold (a fabric-wide fault's, judging.fabric_fault) has
+    no span after it: the line said the best value twice."""
+    message = str(fault.get("message") or "")
+    evidence = fault.get("evidence") or {}
+    measured = evidence.get("measured")
+    values = [float(m["value"]) for m in evidence.get("failedTests") or () if isinstance(m, Mapping) and isinstance(m.get("value"), int | float)]
+    threshold = evidence.get("threshold")
+    best = best_said(values, threshold if isinstance(threshold, str) else None)
+    if best is not None and best in message:
+        return message
+    return message + (f"; {measured}" if measured and measured != "-" else "")
 
 
 def _reach(thresholds: Mapping[str, str], category: CategoryView) -> str | None:

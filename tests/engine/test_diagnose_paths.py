@@ -245,7 +245,8 @@ def test_a_flaky_pair_among_sixteen_cliques_is_named_or_pointed_at() -> None:
     """A pair failing half its crossings among 16 cliques: when the search's tests over it passed by luck, every link
     was cleared, the nodes of the failed tests outweighed their failure, and the report named nothing but "nodes
     passed later tests after a failure nothing explains" (7 of these 40 seeds). It now says which cliques the failures
-    span, every link between them having passed some test: one of them may fail part of the time."""
+    span, every link between them having passed some test, and what to check: the network between them, for a link that
+    degrades only part of the time (it said "one of them may fail part of the time": a hedge, no check), no link named."""
     fleet = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(8)] for c in "abcdefghijklmnop"}
     domain_of = {n: d for d, names in fleet.items() for n in names}
     pointed = 0
@@ -259,7 +260,9 @@ def test_a_flaky_pair_among_sixteen_cliques_is_named_or_pointed_at() -> None:
         assert state.infrastructure_faults or any({"clique-a", "clique-c"} <= set(note.cliques) for note in hints), seed
         if hints:
             pointed += 1
-            assert any("may fail part of the time" in line for line in problems(state)), seed  # the category is no pass
+            said = [line for line in problems(state) if "so none is named: check the network between the cliques (NICs, " in line]
+            assert said and not any("may fail" in line for line in said), seed  # the category is no pass
+            assert all(f"failed ({note.tests[0]}" in note.message for note in hints), seed  # the tests it measured
     assert pointed >= 5  # 8 now (11 runs name the link, 21 pass every test)
 
 

@@ -59,3 +59,15 @@ def test_the_reports_fault_line_says_the_best_value_once() -> None:
     assert fault_said(wide) == wide["message"] and wide["message"].count("299.996") == 1
     pair = {**wide, "message": "degraded link between a and b"}
     assert fault_said(pair) == "degraded link between a and b; busBandwidthGBps 185.00-299.996 GB/s in 2 tests (value >= 300)"
+
+
+def test_failures_no_link_was_named_for_say_what_they_measured_and_what_to_check() -> None:
+    """The diagnosis's note for failures across cliques whose every link passed some test said "one of them may fail
+    part of the time": no value, no check. It says the tests, their best value, what to check; no link convicted."""
+    from nvcre_tui.engine.diagnose.summary import unnamed_links_said
+
+    said = unnamed_links_said(["clique-a", "clique-c"], ["r1-inter-0", "r2-link-1", "r3-link-0"], [185.004, 241.1])
+    assert said == ("3 tests across clique-a, clique-c failed (r1-inter-0, r2-link-1, r3-link-0), best 241.1 GB/s, although their "
+                    "nodes are healthy; every link between those cliques passed another test, so none is named: check the network "
+                    "between the cliques (NICs, switches, NCCL's network settings) for a link that degrades only part of the time")
+    assert ", best" not in unnamed_links_said(["a", "b"], ["r0-inter-0"], [])  # a crash measured nothing

@@ -123,7 +123,7 @@ from typing import Literal, TypedDict
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
-from nvcre_tui.engine.diagnose.summary import ValueShown, link_faults_crossed, record_text, significant
+from nvcre_tui.engine.diagnose.summary import ValueShown, link_faults_crossed, record_text, significant, unnamed_links_said
 from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.grouping import Group
@@ -388,9 +388,8 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
         common = links.common((ev.spans[i] for i in passed_links), ev.uplinks)
         cliques = tuple(sorted({c for h in common for c in links.cliques_of(h)} or {c for i in passed_links for c in ev.spans[i]}))
         groups = tuple(ev.tests[i].group for i in passed_links)
-        notes.append(Note(rnd, "fabric-unresolved", f"{_tests(len(groups))} across {', '.join(cliques)} failed although their nodes are healthy "
-                          "and every link between those cliques passed some test: one of them may fail part of the time",
-                          cliques=cliques, tests=groups))
+        values = [value for i in passed_links if (value := ev.tests[i].value) is not None]
+        notes.append(Note(rnd, "fabric-unresolved", unnamed_links_said(cliques, groups, values), cliques=cliques, tests=groups))
     return notes
 
 

@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from nvcre_tui.engine.diagnose import links
-from nvcre_tui.engine.parsers.measurements import shown_unit, with_unit_once
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit, with_unit, with_unit_once
+from nvcre_tui.engine.units import listed
+
+# What an on-call engineer checks when tests across cliques fail and their nodes pass: said by a fabric-wide fault
+# (judging.fabric_fault) and by failures across cliques no link was named for (unnamed_links_said).
+CHECK = "check the network between the cliques (NICs, switches, NCCL's network settings)"
+TESTS_SHOWN = 6  # failed tests named in a message (its note's `tests` hold them all)
 
 # A lower bound ("value >= 900", "value > 900") or an upper bound ("value <= 5"); other expressions are not judged.
 _BOUND = re.compile(r"^\s*value\s*(>=|>|<=|<)\s*(-?[0-9]+(?:\.[0-9]+)?)\s*$")
@@ -66,6 +72,19 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, cr
     listed = f" ({', '.join(kept)}{' ...' if len(kept) < len(names) else ''})" if names else ""
     passed = [value for t in tests if t.get("passed") is True and (value := _value(t)) is not None]
     return f"failed {len(failed)} of {len(tests)} tests{listed}" + (f"; passed at {with_unit_once([shown(v, True) for v in passed])}" if passed else "")
+
+
+def unnamed_links_said(cliques: Sequence[str], groups: Sequence[str], values: Sequence[float]) -> str:
+    """Failures across `cliques` that no link was named for, every link between them having passed some test, their
+    nodes healthy: what they measured (`groups`, the failed tests; `values`, those that measured one) and what to check,
+    no link convicted: "3 tests across clique-a, clique-c failed (r1-inter-0, ...), best 241.1 GB/s, although their nodes
+    are healthy; every link between those cliques passed another test, so none is named: check the network between the
+    cliques (...) for a link that degrades only part of the time". Six significant digits: the diagnosis has no threshold
+    to show them against."""
+    best = f", best {with_unit(BUS_BANDWIDTH, f'{max(values):g}')}" if values else ""
+    count = f"{len(groups)} test" if len(groups) == 1 else f"{len(groups)} tests"
+    return (f"{count} across {', '.join(cliques)} failed ({listed(list(groups), TESTS_SHOWN)}){best}, although their nodes are healthy; "
+            f"every link between those cliques passed another test, so none is named: {CHECK} for a link that degrades only part of the time")
 
 
 def flagged_others(test: Mapping[str, Any], node: str | None) -> str:

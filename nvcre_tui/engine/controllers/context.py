@@ -103,7 +103,8 @@ class Context:
         return format_time(self.clock.now())
 
     async def create_child(self, kind: ResourceKind, owner: Obj, child: Obj) -> Obj:
-        """Create `child` owned by `owner`; if it already exists and is ours, return it (restart-safe)."""
+        """Create `child` owned by `owner`; if it already exists and is ours (its controller reference is `owner`'s uid),
+        return it (restart-safe); one of another's is a NameCollision (Leftover while an earlier namesake's goes)."""
         meta = child.setdefault("metadata", {})
         meta["namespace"] = owner["metadata"].get("namespace")
         meta["ownerReferences"] = [{
@@ -117,7 +118,9 @@ class Context:
         except AlreadyExists:
             existing = await self.store.get(kind, meta["name"], meta["namespace"])
             refs = [ref for ref in existing["metadata"].get("ownerReferences") or [] if isinstance(ref, dict)]
-            if owner["metadata"]["uid"] in {ref.get("uid") for ref in refs}:
+            # Ours only by its controller reference, as Kubernetes controllers adopt: a plain reference to the owner's
+            # uid is anyone's to write (a planted failed-nodes ConfigMap was taken for the one the engine measured)
+            if any(ref.get("controller") is True and ref.get("uid") == owner["metadata"]["uid"] for ref in refs):
                 return existing
             earlier = any(ref.get("controller") and ref.get("kind") == owner["kind"] and ref.get("name") == owner["metadata"]["name"]
                           for ref in refs)  # a namesake of this owner: gone, since this one holds the name now

@@ -71,7 +71,7 @@ class LogsScreen(NvcreScreen):
         yield Header()
         yield Static(Text(f"Job {printable(self.job_name, newlines=False)}"), id="logs-header")
         options = {} if self._max_lines is None else {"max_lines": self._max_lines}
-        yield LogView(save_name=f"{self.job_name}.log", id="log", **options)
+        yield LogView(save_name=f"{self.job_name}.log", simulated=self.nvcre.times_simulated(), id="log", **options)
         yield Footer(compact=True)  # 80 columns hold the keys a new user needs: ? and q were cut off
 
     def on_mount(self) -> None:

@@ -28,6 +28,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from nvcre_tui.badges import SIM_TIME_SAID
 from nvcre_tui.engine.outfiles import replace_file
 from nvcre_tui.engine.parsers.base import strip_kubelet_prefix
 from nvcre_tui.engine.printable import printable
@@ -65,10 +66,15 @@ class LogLines(ScrollView, can_focus=True):
         def can_replace(self, message: Message) -> bool:
             return isinstance(message, LogLines.Changed)
 
-    def __init__(self, max_lines: int = DEFAULT_MAX_LINES, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, max_lines: int = DEFAULT_MAX_LINES, *, simulated: bool = False, id: str | None = None) -> None:  # noqa: A002
         if max_lines < 1:
             raise ValueError(f"LogLines: max_lines must be at least 1, got {max_lines}")
         super().__init__(id=id)
+        # The stamps are a simulated clock's (the console plays the fleet): `t` says them as sim time, each line's time
+        # of day, the date left out while it is the log's first day (_day), as the detail pane's span does; a
+        # simulated fleet's date read as a real one.
+        self.simulated = simulated
+        self._day: str | None = None  # the date of the first stamped line since the last clear (simulated only)
         self._lines: deque[str] = deque(maxlen=max_lines)
         self._widths: deque[int] = deque(maxlen=max_lines)  # cells of each displayed line
         self._total = 0  # lines ever appended: absolute number of the next line
@@ -131,7 +137,7 @@ class LogLines(ScrollView, can_focus=True):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{self.line_count:,} lines")
         text.append(f" · {self.dropped:,} dropped", style="bold" if self.dropped else "")
-        for name, on_ in (("follow", self.follow), ("wrap", self.wrap), ("time", self.timestamps)):
+        for name, on_ in (("follow", self.follow), ("wrap", self.wrap), (SIM_TIME_SAID if self.simulated else "time", self.timestamps)):
             text.append(f" · {'●' if on_ else '○'} {name} {'on' if on_ else 'off'}")
         if self._query:
             text.append(f" · match {self.match_position}/{self.match_count} “{self._query}”")
@@ -163,8 +169,10 @@ class LogLines(ScrollView, can_focus=True):
             self._starts = None
         evicted = max(0, len(self._lines) + len(batch) - maxlen)
         evicted_rows = self._rows_before(self.dropped + evicted) - self._rows_before(self.dropped) if self._starts else evicted
-        stamps = self.timestamps
-        shown = [_display(line, stamps) for line in batch]
+        if self.simulated and self._day is None:
+            self._day = next((line[:10] for line in batch if strip_kubelet_prefix(line) != line), None)
+        stamps, day = self.timestamps, self._day
+        shown = [_display(line, stamps, day) for line in batch]
         widths = [self._cells(text) for text in shown]
         first = self._total
         self._lines.extend(batch)
@@ -191,6 +199,7 @@ class LogLines(ScrollView, can_focus=True):
         self._lines.clear()
         self._widths.clear()
         self._total = self._max_width = 0
+        self._day = None
         self._starts = None
         if self.wrap:
             self._build_starts()
@@ -222,8 +231,8 @@ class LogLines(ScrollView, can_focus=True):
                 self._pattern = re.compile(query, re.IGNORECASE)
             except re.error:
                 self._pattern = re.compile(re.escape(query), re.IGNORECASE)
-            search, start, stamps = self._pattern.search, self.dropped, self.timestamps
-            self._matches = [start + i for i, line in enumerate(self._lines) if search(_display(line, stamps))]
+            search, start, stamps, day = self._pattern.search, self.dropped, self.timestamps, self._day
+            self._matches = [start + i for i, line in enumerate(self._lines) if search(_display(line, stamps, day))]
         self._cache.clear()
         self.refresh()
         if self._matches:
@@ -255,7 +264,7 @@ class LogLines(ScrollView, can_focus=True):
         row, height, width = self._rows_before(number) - self._rows_before(self.dropped), self.size.height, self.size.width
         x = None
         if not self.wrap and self._pattern is not None:
-            found = self._pattern.search(_display(self._lines[number - self.dropped], self.timestamps))
+            found = self._pattern.search(_display(self._lines[number - self.dropped], self.timestamps, self._day))
             if found and not (self.scroll_offset.x <= found.start() and found.end() <= self.scroll_offset.x + width):
                 x = max(0, found.start() - width // 4)
         y = None if self.scroll_offset.y <= row < self.scroll_offset.y + height else max(0, row - height // 3)
@@ -298,7 +307,7 @@ class LogLines(ScrollView, can_focus=True):
 
     def watch_timestamps(self, timestamps: bool) -> None:
         # Displayed text changed: widths, wrapping and matches follow it (O(lines), once per toggle).
-        shown = [_display(line, timestamps) for line in self._lines]
+        shown = [_display(line, timestamps, self._day) for line in self._lines]
         self._widths = deque((self._cells(text) for text in shown), maxlen=self._lines.maxlen)
         self._max_width = max(self._widths, default=0)
         if self._pattern is not None:
@@ -427,7 +436,7 @@ class LogLines(ScrollView, can_focus=True):
         key = (number, self._wrap_width if self.wrap else 0, self.wrap)
         rows = self._cache.get(key)
         if rows is None:
-            text = Text(_display(self._lines[number - self.dropped], self.timestamps), no_wrap=True, end="")
+            text = Text(_display(self._lines[number - self.dropped], self.timestamps, self._day), no_wrap=True, end="")
             text.stylize(base)  # a Text's own style is not rendered into its segments
             if self._pattern is not None:
                 style = self._palette()[2 if number == self._current else 1]
@@ -454,7 +463,10 @@ def _split(lines: Iterable[str]) -> list[str]:
     return batch
 
 
-def _display(line: str, timestamps: bool) -> str:
-    """The text shown for a line: without its kubelet timestamp unless asked, tabs expanded, controls replaced."""
+def _display(line: str, timestamps: bool, day: str | None = None) -> str:
+    """The text shown for a line: without its kubelet timestamp unless asked, tabs expanded, controls replaced. `day`
+    (a simulated log's first date): a stamp of that day is its time of day ("00:07:44.123456789Z")."""
     text = line if timestamps else strip_kubelet_prefix(line)
+    if timestamps and day is not None and line.startswith(f"{day}T") and strip_kubelet_prefix(line) != line:
+        text = line[len(day) + 1 :]
     return text if text.isprintable() else printable(text.expandtabs(), newlines=False)  # ESC would reach the terminal

@@ -116,10 +116,11 @@ class LogView(Vertical):
     class SearchClosed(Message):
         """The search prompt closed without a search."""
 
-    def __init__(self, *, max_lines: int = DEFAULT_MAX_LINES, save_name: str = "log.txt", id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, *, max_lines: int = DEFAULT_MAX_LINES, save_name: str = "log.txt", simulated: bool = False,
+                 id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.save_name = save_name
-        self.log_lines = LogLines(max_lines)
+        self.log_lines = LogLines(max_lines, simulated=simulated)  # simulated: its stamps are sim time (LogLines)
 
     def compose(self) -> ComposeResult:
         yield self.log_lines

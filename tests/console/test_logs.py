@@ -163,8 +163,10 @@ async def test_wrap_and_timestamps_toggle(finished_state: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         lines = await show_logs(app, pilot)
         await pilot.press("t")
-        assert lines.timestamps and all(row.startswith("2026-01-01T") for row in visible(lines) if row)
-        longest = max(len(line) for line in lines.lines)
+        # the simulator's stamps are sim time, said so, each its time of day: its date read as a real one
+        assert lines.timestamps and all(re.match(r"\d\d:\d\d:\d\d\.\d+Z ", row) for row in visible(lines) if row), visible(lines)
+        assert "● sim time on" in status(app) and "2026-" not in "".join(visible(lines))
+        longest = max(len(line) for line in lines.lines) - len("2026-01-01T")
         assert longest > lines.size.width and lines.virtual_size.width == longest
         await pilot.press("w")
         await pilot.pause()
@@ -173,7 +175,7 @@ async def test_wrap_and_timestamps_toggle(finished_state: Path) -> None:
         assert lines.virtual_size.height > lines.line_count  # long lines take two rows
         assert lines.follow and lines.is_vertical_scroll_end
         shown = visible(lines)
-        assert shown[-1] == lines.lines[-1]  # the last line is on the bottom row
+        assert shown[-1] == lines.lines[-1].removeprefix("2026-01-01T")  # the last line is on the bottom row
         await pilot.press("w", "t")
         await pilot.pause()
         assert not lines.wrap and lines.virtual_size.height == lines.line_count
@@ -316,12 +318,37 @@ async def test_a_running_simulated_run_read_without_the_fleet_promises_no_output
 
 
 class LogApp(App[None]):
-    def __init__(self, max_lines: int = log_view_module.DEFAULT_MAX_LINES) -> None:
+    def __init__(self, max_lines: int = log_view_module.DEFAULT_MAX_LINES, simulated: bool = False) -> None:
         super().__init__()
-        self.max_lines = max_lines
+        self.max_lines, self.simulated = max_lines, simulated
 
     def compose(self) -> ComposeResult:
-        yield LogView(max_lines=self.max_lines)
+        yield LogView(max_lines=self.max_lines, simulated=self.simulated)
+
+
+@pytest.mark.parametrize("simulated", [True, False])
+async def test_simulated_stamps_say_sim_time_their_first_day_left_out(simulated: bool) -> None:
+    """`t` showed a simulated run's stamps as real dates (2026-01-01T00:07:44...) under a header saying sim time. On a
+    simulated clock each is its time of day, the status says `sim time`, and a later day's stamp stays whole (a time of
+    day alone would read as the first day's); a real log's stamps are as the kubelet wrote them."""
+    app = LogApp(simulated=simulated)
+    async with app.run_test(size=(80, 8)) as pilot:
+        lines = app.query_one(LogLines)
+        lines.focus()
+        raw = ["no stamp here", "2026-01-01T23:59:59.5Z last of the day", "2026-01-02T00:00:01.25Z next day"]
+        lines.append_lines(raw)
+        await pilot.press("t")
+        await pilot.pause()
+        rows = [row for row in visible(lines) if row]
+        if simulated:
+            assert rows == ["no stamp here", "23:59:59.5Z last of the day", "2026-01-02T00:00:01.25Z next day"], rows
+            assert "● sim time on" in status(app)
+        else:
+            assert rows == raw and "● time on" in status(app) and "sim time" not in status(app)
+        lines.clear()
+        lines.append_lines(["2026-01-02T00:00:02Z again"])  # a new log: its own first day
+        await pilot.pause()
+        assert [row for row in visible(lines) if row] == ["00:00:02Z again" if simulated else "2026-01-02T00:00:02Z again"]
 
 
 def synthetic(count: int) -> Iterator[str]:
@@ -372,10 +399,10 @@ async def test_100k_lines_render_one_screen_at_a_time(wrap: bool, monkeypatch: p
         calls = 0
         display = log_view_module._display
 
-        def counting(line: str, timestamps: bool) -> str:
+        def counting(line: str, timestamps: bool, day: str | None = None) -> str:
             nonlocal calls
             calls += 1
-            return display(line, timestamps)
+            return display(line, timestamps, day)
 
         monkeypatch.setattr(log_view_module, "_display", counting)
         await pilot.press("pageup")

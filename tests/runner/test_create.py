@@ -61,6 +61,21 @@ async def test_an_object_of_the_same_name_owned_by_someone_else_is_refused(tmp_p
         await context.__aexit__(None, None, None)
 
 
+async def test_an_object_naming_the_job_only_in_a_non_controller_reference_is_refused(tmp_path: Path) -> None:
+    """A Service (a Job, a TrainJob) planted under the run's name with a plain reference to the nvcre Job's uid was
+    taken for the runner's own: only the controller reference makes it ours, as Kubernetes controllers adopt."""
+    context, server, store, where = await _setup(tmp_path)
+    try:
+        await store.create(SERVICE, {"apiVersion": "v1", "kind": "Service", "spec": {"ports": [{"port": 1}]}, "metadata": {
+            "name": "cert-job-workload", "namespace": "default", "ownerReferences": [
+                {"apiVersion": JOB["apiVersion"], "kind": "Job", "name": "cert-job", "uid": "job-uid-1", "controller": False}]}})
+        with pytest.raises(ForeignObject, match="Service default/cert-job-workload exists and is not owned by cert-job"):
+            await create_all(store, WorkloadRunSpec.model_validate(SPEC), where, trainer=False)
+    finally:
+        await store.close()
+        await context.__aexit__(None, None, None)
+
+
 async def test_a_field_the_real_trainjob_schema_lacks_is_refused_not_dropped(tmp_path: Path) -> None:
     # Creates ask fieldValidation=Strict: a field Kubeflow Trainer's CRD does not know fails the create, by name,
     # where a real server's default (Warn) would drop it and run the TrainJob without it.

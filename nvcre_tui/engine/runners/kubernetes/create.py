@@ -71,8 +71,8 @@ def placement(owner: Obj, nodes: Sequence[Obj], spec: WorkloadRunSpec, server_ve
 
 async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placement, *, trainer: bool,
                      ssh_keys: tuple[str, str] | None = None, dra_version: str = DRA_VERSIONS[0]) -> list[Obj]:
-    """Create every object in order. An object that already exists and is owned by the same Job is
-    ours from an earlier try (a restart, a retried create): kept as it is. ForeignObject otherwise."""
+    """Create every object in order. An object that already exists and is controlled by the same Job (its controller
+    ownerReference) is ours from an earlier try (a restart, a retried create): kept as it is. ForeignObject otherwise."""
     created = []
     owner_uid = (where.owner or {}).get("uid")
     for obj in workload_manifests(spec, where, trainer=trainer, ssh_keys=ssh_keys, dra_version=dra_version):
@@ -84,7 +84,8 @@ async def create_all(store: ResourceStore, spec: WorkloadRunSpec, where: Placeme
                 created.append(obj)
                 continue
             existing = await store.get(kind, obj["metadata"]["name"], obj["metadata"].get("namespace"))
-            owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or []}
+            # ours only by its controller reference, as Kubernetes controllers adopt (a plain one is anyone's to write)
+            owners = {ref.get("uid") for ref in existing["metadata"].get("ownerReferences") or [] if isinstance(ref, dict) and ref.get("controller") is True}
             if owner_uid not in owners:
                 raise ForeignObject(f"{obj['kind']} {obj['metadata']['namespace']}/{obj['metadata']['name']} exists and "
                                     f"is not owned by {where.job}: delete it or rename the certification") from None

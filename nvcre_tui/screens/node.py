@@ -25,7 +25,7 @@ from nvcre_tui.engine.history.baseline import FIELDS, baseline_of
 from nvcre_tui.engine.history.nvsentinel import sentinel_view
 from nvcre_tui.engine.history.queries import shown_value, state_said
 from nvcre_tui.engine.history.sparkline import sparkline
-from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, BUS_BANDWIDTH
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, with_unit
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.protocol import VALIDATION_REQUEST
 from nvcre_tui.engine.units import count
@@ -268,7 +268,7 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
         text.append(": none yet")
         return text
     for series, values in trend.items():
-        text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {last_shown[series]} {BANDWIDTH_UNIT}")
+        text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {with_unit(BUS_BANDWIDTH, last_shown[series])}")
     text.append("\n")
     # Names aligned to the longest shown, not to 28 columns: on 80 a 9-character name left 19 blank ones, and the
     # line's ellipsis took the category cells that say what failed and by how much
@@ -276,7 +276,7 @@ def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]
     for entry in reversed(history[-HISTORY_ROWS:]):
         # A diagnosis's verdict beside its glyph (`✗ intermittent`), as `nvcre history node` and the report say it
         cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {state_said(c)}" if state_said(c) != c["state"] else "")
-                          + (f" {shown_value(c, BUS_BANDWIDTH, c['busBW'])}" if c["busBW"] is not None else "")
+                          + (f" {with_unit(BUS_BANDWIDTH, shown_value(c, BUS_BANDWIDTH, c['busBW']))}" if c["busBW"] is not None else "")
                           + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
         # UTC, said (Z) as the CLI and the reports say it: a bare "00:27" read as local time
         when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"

@@ -148,7 +148,8 @@ def test_the_node_screens_history_shows_each_value_on_its_side_of_the_threshold(
         return {"certification": f"c-{value}", "completionTime": "2025-01-01T00:00:00Z", "categories": [category], "result": state}
 
     text = timeline_text([entry(479.993, "value >= 480"), entry(480.004, "value > 480")], {}, {}).plain
-    assert "nccl-all-reduce ✗ 479.99 (ThresholdViolation)" in text and "nccl-all-reduce ✓ 480.004" in text, text
+    # with its unit, as `nvcre history node` says it (parsers.measurements.with_unit)
+    assert "nccl-all-reduce ✗ 479.99 GB/s (ThresholdViolation)" in text and "nccl-all-reduce ✓ 480.004 GB/s" in text, text
     assert "2025-01-01 00:00Z  c-479.993" in text  # UTC, said as the CLI says it
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcre_tui.engine.judging.fabric_fault import fabric_fault_said, fault_message
+from nvcre_tui.engine.judging.fabric_fault import CHECK, fabric_fault_said, fault_message
 
 DOMAIN_OF = {"a1": "a", "a2": "a", "b1": "b", "b2": "b", "c1": "c", "d1": "d"}
 TESTS = [{"group": "r0-screen-0", "nodes": ["a1", "a2"], "passed": True, "value": 401.0},
@@ -71,3 +71,4 @@ def test_failures_no_link_was_named_for_say_what_they_measured_and_what_to_check
                     "nodes are healthy; every link between those cliques passed another test, so none is named: check the network "
                     "between the cliques (NICs, switches, NCCL's network settings) for a link that degrades only part of the time")
     assert ", best" not in unnamed_links_said(["a", "b"], ["r0-inter-0"], [])  # a crash measured nothing
+    assert CHECK in said  # what to check, in the fabric-wide fault's words

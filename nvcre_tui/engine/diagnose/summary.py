@@ -10,10 +10,11 @@ from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH, shown_unit, with_unit, with_unit_once
 from nvcre_tui.engine.units import listed
 
-# What an on-call engineer checks when tests across cliques fail and their nodes pass: said by a fabric-wide fault
-# (judging.fabric_fault) and by failures across cliques no link was named for (unnamed_links_said).
-CHECK = "check the network between the cliques (NICs, switches, NCCL's network settings)"
-TESTS_SHOWN = 6  # failed tests named in a message (its note's `tests` hold them all)
+# What an on-call engineer checks when tests across cliques fail and no link was named for them (unnamed_links_said):
+# what judging.fabric_fault's CHECK says for a fault of the whole fabric (diagnose may not import judging; a test holds
+# the two to one wording).
+NETWORK_CHECK = "check the network between the cliques (NICs, switches, NCCL's network settings)"
+TESTS_SHOWN = 6  # failed tests named in the message (its note's `tests` hold them all)
 
 # A lower bound ("value >= 900", "value > 900") or an upper bound ("value <= 5"); other expressions are not judged.
 _BOUND = re.compile(r"^\s*value\s*(>=|>|<=|<)\s*(-?[0-9]+(?:\.[0-9]+)?)\s*$")
@@ -84,7 +85,7 @@ def unnamed_links_said(cliques: Sequence[str], groups: Sequence[str], values: Se
     best = f", best {with_unit(BUS_BANDWIDTH, f'{max(values):g}')}" if values else ""
     count = f"{len(groups)} test" if len(groups) == 1 else f"{len(groups)} tests"
     return (f"{count} across {', '.join(cliques)} failed ({listed(list(groups), TESTS_SHOWN)}){best}, although their nodes are healthy; "
-            f"every link between those cliques passed another test, so none is named: {CHECK} for a link that degrades only part of the time")
+            f"every link between those cliques passed another test, so none is named: {NETWORK_CHECK} for a link that degrades only part of the time")
 
 
 def flagged_others(test: Mapping[str, Any], node: str | None) -> str:

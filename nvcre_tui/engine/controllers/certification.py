@@ -129,7 +129,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                 if error.field == "target" and waited < NODE_WAIT:
                     status.update(reason=WAITING_FOR_NODES, message=str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
-                else:  # every node it selects cordoned or not Ready: none at fault, nothing tested (INCOMPLETE, as all busy)
+                else:  # every node it selects cordoned or not Ready: none at fault, nothing tested (FAILED NodesUnavailable, as all busy)
                     status.update(status=FAILED, reason=NODES_UNAVAILABLE if error.unavailable else "WorkflowValidationFailed", message=str(error))
                 statuses.append(status)
                 continue

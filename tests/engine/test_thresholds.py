@@ -341,3 +341,23 @@ def test_constant_operands_are_the_arithmetic_that_reads_no_measurement(expressi
     tree = _environment().compile(expression)
     found = sorted(expression[op.meta.start_pos:op.meta.end_pos].strip() for op in constant_operands(tree, "value"))
     assert found == sorted(constants)
+
+
+def test_a_value_judged_again_by_the_same_threshold_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`history node NAME` shows each row's values as their threshold judges them (history.queries.shown_value); where
+    the stored evidence judged another run's value, the threshold ran again for every row: a CEL run per row of 15,000
+    on a history of 10,000 certifications, the same few values over and over."""
+    from nvcre_tui.engine.history.queries import shown_value as shown_in_history
+
+    runs: list[float | None] = []
+    evaluate = thresholds.CompiledThreshold.evaluate
+
+    def counted(self: thresholds.CompiledThreshold, measured: float | None, **kwargs: Any) -> Evidence:
+        runs.append(measured)
+        return evaluate(self, measured, **kwargs)
+
+    monkeypatch.setattr(thresholds.CompiledThreshold, "evaluate", counted)
+    thresholds.shown_judged.cache_clear()
+    category = {"evidence": [{"metric": BUS, "expression": "value >= 300.0625", "measured": 310.5, "passed": True}]}
+    said = [shown_in_history(category, BUS, value) for value in (300.06249, 300.06249, 300.0625, 300.06249)]
+    assert said == ["300.06", "300.06", "300.0625", "300.06"] and runs == [300.06249, 300.0625], (said, runs)

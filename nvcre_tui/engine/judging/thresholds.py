@@ -186,6 +186,7 @@ def diagnosis_values(thresholds: Mapping[str, str] | None) -> Callable[[float, b
     return value_shower(BUS_BANDWIDTH, (thresholds or {}).get(BUS_BANDWIDTH))
 
 
+@functools.lru_cache(maxsize=8192)  # `history node NAME` judged every row whose evidence judged another run's value: a CEL run each
 def shown_judged(key: str, expression: str, value: float) -> str:
     """`value` judged by `expression`, then shown on its side (shown_measured): a value no evidence judged (another
     run's, a diagnosis test that failed otherwise); two decimals when the expression does not compile."""

@@ -97,3 +97,23 @@ def test_a_value_nvcre_refuses_on_purpose_is_said_as_its_message_not_as_a_bug() 
     for error in (_raised(parse_quantity, "lots"), _raised(parse_label_selector, "a in (b"), _raised(_known_metric, "speed")):
         said = failure_line(error)
         assert said == " ".join(str(error).split()) and "bug" not in said and "ValueError" not in said, said
+
+
+async def test_a_workflow_whose_target_was_edited_into_a_wrong_shape_is_refused_naming_its_fields() -> None:
+    """A Workflow's target, edited by hand (a node name where a list goes, a number for a label value), was failed as
+    "a bug in nvcre" with pydantic's text of several lines (`2 validation errors for TargetSpec ... For further
+    information visit https://errors.pydantic.dev/...`); now in one line, the Workflow and each field named."""
+    session = await SimSession.open(Scenario.model_validate({"name": "words", "seed": 1, "nodes": [{"count": 2, "cliques": 1}]}), None)
+    try:
+        await session.store.create(WORKFLOW, {"apiVersion": "nvcre.nvidia.com/v1alpha1", "kind": "Workflow",
+                                              "metadata": {"name": "edited", "namespace": "default"},
+                                              "spec": {"jobTemplate": {"spec": {"workload": {"workloadRun": {}}}},
+                                                       "orchestration": {"target": {"nodeNames": "gpu-node-01", "nodeSelector": {"rack": 5}}}}})
+        assert session.engine is not None
+        await session.engine.run_until_settled()
+        failed = cond.find((await session.store.get(WORKFLOW, "edited", "default"))["status"]["conditions"], "Failed") or {}
+    finally:
+        await session.close()
+    assert (failed.get("reason"), failed.get("message")) == (
+        "ReconcileError", "reconciling Workflow default/edited failed: spec.orchestration.target.nodeSelector.rack: must be a string, "
+                          "got 5; spec.orchestration.target.nodeNames: must be a list, got 'gpu-node-01'"), failed

@@ -8,10 +8,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from pydantic import ValidationError
+
 from nvcre_tui.engine import diagnose
 from nvcre_tui.engine.api.base import TargetSpec
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_spec, labels_of, orchestration_of, workflow_status
 from nvcre_tui.engine.api.nodes import node_labels
+from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
                                              LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              WORKLOAD_NOT_STARTED, group_nodes_value)
@@ -35,7 +38,8 @@ from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
 from nvcre_tui.engine.planning.platform import PlatformError
 from nvcre_tui.engine.planning.render import OBJECT_HEADROOM, OBJECT_LIMIT
-from nvcre_tui.engine.store.errors import NamespaceTerminating
+from nvcre_tui.engine.errors import BadValue
+from nvcre_tui.engine.store.errors import NamespaceTerminating, describe
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
@@ -148,10 +152,22 @@ def _left_target(wf: Obj, world: World, found: Sequence[str]) -> list[Obj]:
     return left
 
 
+def _target(wf: Obj) -> TargetSpec:
+    """The Workflow's target. One edited by hand into a shape no target has is refused in one line naming the Workflow
+    and the field (the engine fails the Workflow with it, ReconcileError): pydantic's error read "a bug in nvcre" with
+    its several lines of text."""
+    try:
+        return TargetSpec.model_validate(wf["spec"]["orchestration"].get("target") or {})
+    except ValidationError as error:
+        where = describe(WORKFLOW.kind, wf["metadata"]["name"], wf["metadata"].get("namespace"))
+        problems = [said.removeprefix(f"{where}: ") for said in validation_messages(error, where, ("spec", "orchestration", "target"))]
+        raise BadValue(f"{where}: {'; '.join(problems[:3])}") from None
+
+
 async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     spec = wf["spec"]
     orch_spec, run = spec["orchestration"], spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
-    target = TargetSpec.model_validate(orch_spec.get("target") or {})
+    target = _target(wf)
     gpus = int(run.get("gpusPerNode") or 1)
     asked = asked_of(wf)  # as rendered: cpu and memory fitted to the nodes
     tolerations = [item for item in run.get("tolerations") or [] if isinstance(item, dict)]

@@ -26,6 +26,7 @@ from nvcre_tui.engine.store.protocol import NAMESPACE as NAMESPACE_KIND
 from nvcre_tui.engine.store.protocol import NODE, POD, WORKLOADRUN
 from nvcre_tui.engine.workloads import group_run_spec
 from tests.kube.cluster import installed, store_on
+from tests.kubeapi import Fault
 from tests.kubeapi.kubelet import TestKubelet
 from tests.runner.harness import emulator_report, job_and_its_run, pods_caught_up, register_gpu_nodes
 
@@ -263,3 +264,22 @@ def test_a_full_scale_group_whose_member_was_taken_after_planning_tests_nothing_
     category = report["categories"][0]
     assert (category["status"], category.get("notRun"), [g["reason"] for g in category["failedGroups"]]) == ("Failed", "NodesUnavailable", ["NodeBusy"])
     assert "team-a/trainer-0" in category["failureReason"], category["failureReason"]
+
+
+@pytest.mark.parametrize(("status", "said"), [
+    (400, "Pod: the proxy in between refused the request"),
+    (403, 'Pod: pods is forbidden: User "nvcre-engine" cannot list resource "pods" in API group "" at the cluster scope'),
+], ids=["proxy-400", "rbac-403"])
+def test_a_failed_read_of_others_pods_leaves_no_node_out_fails_nothing_and_is_said_once(tmp_path: Path, status: int, said: str) -> None:
+    """The pods list that finds nodes busy with others' pods answered 400 (a proxy in between) or 403 (the engine's role
+    trimmed): read as nothing known, every node is tested and certified, and the Workflow says once, in a Warning Event,
+    that no node was left out as busy. A 400 failed the category with ReconcileError, none of its nodes tested; a 403 was
+    read as nothing known without a word."""
+    fault = Fault(method="GET", path=r"/pods$", query=r"labelSelector=(!|%21)nvcre", status=status,
+                  message="the proxy in between refused the request" if status == 400 else said.removeprefix("Pod: "))
+    report, objects = asyncio.run(emulator_report(tmp_path, "all-pass-full-scale", trainer=False, scenario=on_prem(tmp_path), server_faults=(fault,)))
+    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("PASSED", [], []), report
+    warned = [(e["involvedObject"]["kind"], e["reason"], e.get("count"), e["message"]) for e in objects["Event"] if e.get("type") == "Warning"]
+    assert warned == [("Workflow", "BusyNodesUnknown", 1, f"the pods on its nodes could not be read ({said}): no node is left out as busy "
+                                                            "with others' pods")], warned
+    assert fault.hits == 4  # one list a node, once

@@ -275,6 +275,10 @@ RESULT_NOTES: tuple[str, ...] = (FABRIC_NOT_RENDERED, MEASUREMENT_REMARKS)
 # A node left out as its Workflow starts because other pods (not nvcre's: another team's training) hold the GPUs, CPUs or
 # memory a pod needs (planning/discovery.leave_out_busy): not faulty, never blamed, never certified (INCOMPLETE).
 NODE_BUSY: Final = "NodeBusy"
+# A Warning Event on a Workflow whose nodes' other pods could not be read (controllers/context.Context.node_occupants: a
+# refusal no retry mends, RBAC's or a proxy's): none of its nodes is left out NodeBusy, its category goes on as if
+# none were busy; said once (a repeat merges into the same Event, counted).
+BUSY_NODES_UNKNOWN: Final = "BusyNodesUnknown"
 # A category's (its Workflow's, or its own where none was made) Failed reason when every node its target selects was left
 # out for its own state, not the category's fit: busy (NODE_BUSY), cordoned or not Ready (UNAVAILABLE_STATES). Nothing was
 # tested and no node is at fault: its certification reads INCOMPLETE (condition Succeeded), never FAILED, never PASSED.

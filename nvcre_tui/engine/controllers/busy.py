@@ -34,11 +34,11 @@ def asked_of(wf: Mapping[str, Any]) -> dict[str, str]:
         return {}
 
 
-async def busy_members(ctx: Context, wf: Mapping[str, Any], members: Sequence[str], world: World) -> dict[str, str]:
+async def busy_members(ctx: Context, wf: Obj, members: Sequence[str], world: World) -> dict[str, str]:
     """member -> what the pods not nvcre's bound to it hold of the room a pod asks (`8 of 8 nvidia.com/gpu requested by
     team-a/trainer-0, 8 needed`), for the members held so now; {} where the runner cannot tell (the simulated fleet)."""
     asked = asked_of(wf)
-    occupants = await ctx.node_occupants(list(members)) if asked else {}
+    occupants = await ctx.node_occupants(wf, list(members)) if asked else {}
     found = {}
     for name in members:
         node = world.node(name)

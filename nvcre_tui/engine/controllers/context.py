@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import plans_the_same
+from nvcre_tui.engine.api.vocabulary import BUSY_NODES_UNKNOWN
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
@@ -15,7 +16,7 @@ from nvcre_tui.engine.judging.stall import Progress
 from nvcre_tui.engine.planning.catalog import Catalog
 from nvcre_tui.engine.runners.base import NamespaceProbe, NodeOccupants, Runner
 from nvcre_tui.engine.store.cache import WatchCache
-from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, Forbidden, NamespaceTerminating, NotFound
+from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound, StoreError, Unauthorized, failure_line
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
 
 Obj = dict[str, Any]
@@ -176,15 +177,23 @@ class Context:
             return None
         return await self.runner.namespace_closing(kind, probe)
 
-    async def node_occupants(self, nodes: Sequence[str]) -> dict[str, list[Obj]]:
-        """node -> the pods not nvcre's bound to it, where the runner can tell (runners/base.NodeOccupants: a cluster);
-        {} where it cannot (the simulated fleet, where nothing else runs). A read RBAC refuses (an engine's role edited)
-        is read as nothing known: the node is kept, and a pod it cannot take waits, named, as before."""
+    async def node_occupants(self, wf: Obj, nodes: Sequence[str]) -> dict[str, list[Obj]]:
+        """node -> the pods not nvcre's bound to it, for Workflow `wf`'s `nodes`, where the runner can tell
+        (runners/base.NodeOccupants: a cluster); {} where it cannot (the simulated fleet, where nothing else runs). A
+        read refused for good (RBAC: an engine's role edited; a proxy's 400, an aggregated API's 404) is read as nothing
+        known, said on `wf` (BUSY_NODES_UNKNOWN): its nodes are kept, and a pod one cannot take waits, named, as before.
+        Others' pods only keep a busy node out: failing the category for them (ReconcileError, as any other answer but
+        Forbidden did) tested none of its nodes. A transient answer, and refused credentials, are raised: the engine looks
+        again, or says so once."""
         if not isinstance(self.runner, NodeOccupants) or not nodes:
             return {}
         try:
             return await self.runner.others_on(nodes)
-        except Forbidden:
+        except StoreError as error:
+            if error.retryable or isinstance(error, Unauthorized):
+                raise
+            await self.event(wf, "Warning", BUSY_NODES_UNKNOWN, f"the pods on its nodes could not be read ({failure_line(error)}): "
+                                                                 "no node is left out as busy with others' pods")
             return {}
 
     async def lost_child(self, kind: ResourceKind, name: str, owner: Obj) -> str | None:

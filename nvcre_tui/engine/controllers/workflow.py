@@ -179,7 +179,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         return
     # Others' pods holding a node's GPUs (a shared cluster) are read as the category starts, the moment its pods would
     # meet them: a busy node is left out and named (NodeBusy), not waited for until its group fails untested.
-    found = leave_out_busy(found, asked, await ctx.node_occupants(found.names))
+    found = leave_out_busy(found, asked, await ctx.node_occupants(wf, found.names))
     left = _left_target(wf, world, [*found.names, *(item.name for item in found.excluded)])
     excluded = sorted([item.to_wire() for item in found.excluded] + left, key=lambda e: e["name"])
     reason = "; ".join(filter(None, (found.exclusion_reason(), excluded_text(len(left), LEFT_TARGET) if left else ""))) or None

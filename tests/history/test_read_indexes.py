@@ -36,6 +36,19 @@ def _said(path: Path, capsys: pytest.CaptureFixture[str], *command: str) -> str:
     return capsys.readouterr().out
 
 
+def _queries_kept(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...]]]:
+    """Every query HistoryQuery asks from now on (its SQL and parameters), in order, each still answered."""
+    asked: list[tuple[str, tuple[Any, ...]]] = []
+    rows = HistoryQuery._rows
+
+    def kept(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
+        asked.append((sql, parameters))
+        return rows(self, sql, parameters)
+
+    monkeypatch.setattr(HistoryQuery, "_rows", kept)
+    return asked
+
+
 def test_a_history_of_this_release_gains_its_read_indexes_and_reads_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copy(RELEASE, tmp_path / "history.db")
@@ -62,14 +75,7 @@ def test_a_node_s_verdicts_are_found_by_the_index_of_reports_that_hold_some(tmp_
     index holds the reports with a diagnosis's verdicts, and the verdicts' queries are answered from it."""
     shutil.copy(RELEASE, tmp_path / "history.db")
     open_history(tmp_path / "history.db").close()
-    asked: list[tuple[str, tuple[Any, ...]]] = []
-    rows = HistoryQuery._rows
-
-    def kept(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
-        asked.append((sql, parameters))
-        return rows(self, sql, parameters)
-
-    monkeypatch.setattr(HistoryQuery, "_rows", kept)
+    asked = _queries_kept(monkeypatch)
     history = HistoryQuery(tmp_path / "history.db").node("gpu-node-02")
     assert [c["verdict"] for e in history for c in e["categories"]] == [None, "faulty", None]
     connection = sqlite3.connect(tmp_path / "history.db")
@@ -134,14 +140,7 @@ def test_a_source_s_queries_join_through_an_index_however_long_the_history(tmp_p
     from tests.history.test_node_summaries import grown
 
     path = grown(tmp_path, 10)
-    asked: list[tuple[str, tuple[Any, ...]]] = []
-    rows = HistoryQuery._rows
-
-    def kept(self: HistoryQuery, sql: str, parameters: tuple[Any, ...] = ()) -> list[Any]:
-        asked.append((sql, parameters))
-        return rows(self, sql, parameters)
-
-    monkeypatch.setattr(HistoryQuery, "_rows", kept)
+    asked = _queries_kept(monkeypatch)
     query = HistoryQuery(path, HistoryQuery(path).all_sources())
     query.stale_nodes()
     query.nodes()

@@ -31,7 +31,7 @@ def test_history_node_prints_dcgm_counts_whole(tmp_path: Path, capsys: pytest.Ca
     rows = [line for line in capsys.readouterr().out.splitlines() if "diagnostics/dcgm-level4" in line]
     assert len(rows) == 2, rows
     for row in rows:
-        assert row.endswith("diagTestsRun 10, diagTestsSkipped 0"), row
+        assert row.endswith("diagTestsRun 10 tests, diagTestsSkipped 0 tests"), row
     assert main(["history", "node", "gpu-node-01", "--history", str(history), "-o", "json"]) == 0
     measured = [c["measurements"] for e in json.loads(capsys.readouterr().out)["certifications"] for c in e["categories"]]
     assert measured == [{"diagTestsRun": 10.0, "diagTestsSkipped": 0.0}] * 2  # JSON keeps the numbers as they were

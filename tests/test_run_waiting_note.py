@@ -385,3 +385,29 @@ def test_a_run_whose_labels_were_removed_is_still_told_under_its_category_and_gr
         f"communication/nccl-all-reduce group-0: pods not running after 30s: {WAITING}; it fails in 4m30s, after 5m00s of this"]
     clock.advance(timedelta(minutes=1).total_seconds())
     assert running_lines(session, "c", "default") == ["communication/nccl-all-reduce group-1: running on 2 node(s) for 1m30s"]
+
+
+async def test_a_store_answering_between_dropped_streams_is_one_outage() -> None:
+    """Watch streams dropped one after another (a flaky proxy) let the cache read the store between two drops: `run
+    --wait` said the outage over at that one look, then said it again at the next drop. Its end is said once the store
+    answered at two looks in a row."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from nvcre_tui.cli.run import progress
+
+    cert, _ = running_certification()
+    cache = Cache({CERTIFICATION: [cert]})
+    session: Any = Session(ManualClock(START), cache)
+    console = Console(file=io.StringIO(), width=300)
+    finished = progress.progress_check(session, "c", "default", console, SimpleNamespace(requested=False))  # type: ignore[arg-type]
+    assert not await finished()
+    for silent in ("no answer from the store since 19:20:05", None, "no answer from the store since 19:20:06", None, None):
+        cache.silent, cache.last_error = silent, "watch stream dropped"
+        assert not await finished()
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert [line for line in lines if "store" in line] == [
+        "[watch] no answer from the store since 19:20:05 (watch stream dropped): following the last known state; retried meanwhile",
+        "[watch] the store answers again"], lines

@@ -91,24 +91,28 @@ def progress_check(session: Session, name: str, namespace: str, console: Console
     watching = simulated and session.engine is None  # for the whole follow: a take-over would jump the clock ahead
     said_at = time.monotonic()  # real time: minutes without a line on a cluster read as a hang
     silence_said: str | None = None
+    answered = 0  # looks in a row at which the store answered (cache.silence() None)
 
     async def finished() -> bool:
-        nonlocal said_at, silence_said
+        nonlocal said_at, silence_said, answered
         if stop.requested:
             return True
         # An API server gone away said "viewer: lost the engine lease", then nothing: what follows is the last known
         # state (as the console's header says), and the user could not tell a dead server from a slow run.
         # Said once per outage: dropped watch streams move its "since" (each kind's failure, the client's) while it
         # lasts, which said it again and again; its end once the cache reads the store again.
+        # Its end is said once the store has answered at ANSWERED_LOOKS looks in a row: streams dropped one after another
+        # (a flaky proxy) let the cache read the store between two drops, which said the outage over, then again.
         silence = session.cache.silence()
-        if (silence is None) != (silence_said is None):
-            if silence is not None:
-                error = f" ({session.cache.last_error})" if session.cache.last_error else ""
-                console.print(f"[yellow]\\[watch] {escape(printable(f'{silence}{error}: following the last known state; retried meanwhile', newlines=False))}[/]",
-                              soft_wrap=True)
-            else:
-                console.print(STORE_ANSWERS, soft_wrap=True)
+        answered = 0 if silence is not None else answered + 1
+        if silence is not None and silence_said is None:
+            error = f" ({session.cache.last_error})" if session.cache.last_error else ""
+            console.print(f"[yellow]\\[watch] {escape(printable(f'{silence}{error}: following the last known state; retried meanwhile', newlines=False))}[/]",
+                          soft_wrap=True)
             silence_said, said_at = silence, time.monotonic()
+        elif silence_said is not None and answered >= ANSWERED_LOOKS:
+            console.print(STORE_ANSWERS, soft_wrap=True)
+            silence_said, said_at = None, time.monotonic()
         try:
             cert = session.cache.get(CERTIFICATION, name, namespace) or await session.store.get(CERTIFICATION, name, namespace)
         except NotFound:
@@ -167,6 +171,7 @@ def progress_check(session: Session, name: str, namespace: str, console: Console
 
 
 STORE_ANSWERS = "\\[watch] the store answers again"
+ANSWERED_LOOKS = 2  # an outage said is said over once the store answered at this many looks in a row (a second apart)
 
 
 async def _answers(session: Session, name: str, namespace: str) -> bool:

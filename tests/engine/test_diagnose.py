@@ -519,6 +519,30 @@ def test_a_node_a_hardware_check_flagged_is_faulty_at_once_whatever_it_passed_be
         DiagnoseState.from_dict({**stored.to_dict(), "tests": [{**t, "h": [0, 7]} for t in stored.to_dict()["tests"]]})
 
 
+def test_a_test_that_ran_nothing_is_no_evidence_and_an_unavailable_node_is_in_no_later_test() -> None:
+    """A confirmation whose reference partner was cordoned before its workload started (flagged at its Job's first
+    look) was weighed as a hardware fault during a test: the partner convicted on a test that never ran on it. Recorded
+    `untested`, it is no evidence either way (nor against the suspect beside it, nor in any record), and a node
+    `unavailable` (left out: cordoned) is in no later test."""
+    state = start({"": [f"n{i}" for i in range(1, 9)]}, 2)
+    wave = plan_round(state)
+    state = record_round(state, {g.name: "n1" not in g.nodes for g in wave})
+    confirm = next(g for g in plan_round(state) if "n1" in g.nodes)
+    [partner] = [n for n in confirm.nodes if n != "n1"]
+    flagged = {confirm.name: [partner]}
+    state = record_round(state, {g.name: g.name != confirm.name for g in plan_round(state)}, reasons={confirm.name: "CordonedBeforeStart"},
+                         culprits=flagged, hardware=flagged, untested={confirm.name}, unavailable={partner})
+    stored = DiagnoseState.from_dict(json.loads(json.dumps(state.to_dict())))
+    assert stored.node_status[partner] == "healthy" and stored.node_status["n1"] == "suspect"  # its screening pass; n1 not yet convicted
+    [recorded] = [t for t in stored.tests if t.group == confirm.name]
+    assert recorded.passed is None and recorded.hardware == () and recorded.reason == "CordonedBeforeStart"
+    assert [t["group"] for t in stored.evidence("n1")] == [wave[0].name if "n1" in wave[0].nodes else next(g.name for g in wave if "n1" in g.nodes)]
+    while not state.complete:  # the partner is in no later test, whatever the rest of the run plans
+        assert all(partner not in g.nodes for g in plan_round(state))
+        state = record_round(state, {g.name: "n1" not in g.nodes for g in plan_round(state)}, unavailable={partner})
+    assert state.node_status["n1"] == "faulty"
+
+
 def test_a_missing_outcome_counts_as_a_failure() -> None:
     state = start(EIGHT_CLIQUES, 2)
     wave = plan_round(state)

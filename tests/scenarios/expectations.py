@@ -68,6 +68,8 @@ EXPECT: dict[str, Expect] = {
     "diagnose-all-healthy": Expect("PASSED", (OK,)),
     "diagnose-flaky-and-fabric": Expect("FAILED", (("Failed", {"gpu-node-06": WF}),)),
     "diagnose-hardware-fault-after-a-pass": Expect("FAILED", (("Failed", {N[1]: TV, N[4]: HW}),)),
+    "diagnose-cordoned-between-rounds": Expect("FAILED", (("Failed", {N[1]: TV}),), {N[4]: "Cordoned"}),
+    "diagnose-cordoned-before-its-test-started": Expect("FAILED", (("Failed", {N[1]: TV}),), {N[4]: "Cordoned"}),
     "diagnose-fabric-wide": Expect("FAILED", (("Failed", {}),)),  # the whole fabric named, no node blamed
     "diagnose-flaky-crash-across-cliques": Expect("FAILED", (("Failed", {"gpu-node-05": WF}),)),
     "full-scale-on-failure-repeated": Expect("FAILED", (("Failed", {"gpu-node-07": TV}),)),

@@ -166,7 +166,7 @@ def category_digest(category: Obj) -> Obj:
     if category.get("diagnose"):
         state = category["diagnose"]
         row["diagnose"] = {key: state.get(key) for key in ("stage", "round", "faultyNodes", "healthyNodes", "inconclusiveNodes")}
-        row["diagnose"]["tests"] = [f"{t['stage']}:{t['group']}:{'+'.join(t['nodes'])}:{'pass' if t['passed'] else 'fail'}" for t in state["tests"]]
+        row["diagnose"]["tests"] = [f"{t['stage']}:{t['group']}:{'+'.join(t['nodes'])}:{'untested' if t['passed'] is None else 'pass' if t['passed'] else 'fail'}" for t in state["tests"]]
     return row
 
 

@@ -18,6 +18,7 @@ from nvcre_tui.engine.api.bodies import GroupStatus
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.iterations import finished_iterations
+from nvcre_tui.engine.judging.results import read_succeeded_nodes
 from nvcre_tui.engine.report.html import render_html
 from nvcre_tui.engine.report.readmodel import CertificationView
 from nvcre_tui.engine.report.text import render_text
@@ -384,6 +385,27 @@ def test_a_fabric_wide_fault_says_what_was_measured_and_what_to_check_everywhere
     assert f"Infra fault:  {said}\n" in text and f"  - {said} [communication/nccl-all-reduce]" in text
     view = CertificationView.of(run.objects["Certification"][0], run.objects["Workflow"], run.objects["Job"])
     assert [f.message for f in category_faults(view.categories[0])] == [said]
+
+
+@pytest.mark.parametrize("case", ["diagnose-cordoned-between-rounds", "diagnose-cordoned-before-its-test-started"])
+def test_a_node_cordoned_before_its_test_started_is_excluded_never_convicted(case: str) -> None:
+    """gpu-node-05 passed screening and was cordoned before its next test's workload started (between rounds, or after
+    its round was planned): the node health check flagged that test at its Job's first look, and the diagnosis read it
+    as a hardware fault during a test, 'faulty' on a test that never ran on it. Now that test (if planned) is untested,
+    its partner not held to it, and gpu-node-05 is excluded Cordoned, in no later test, never blamed."""
+    run = run_case(case)
+    [category] = run.report["categories"]
+    state = category["diagnose"]
+    assert state["faultyNodes"] == ["gpu-node-02"] and state["inconclusiveNodes"] == [] and state["intermittentNodes"] == []
+    assert "gpu-node-05" not in [f["name"] for f in category["failedNodes"]]
+    assert [(e["name"], e["reason"]) for e in category["excludedNodes"]] == [("gpu-node-05", "Cordoned")]
+    after = [t for t in state["tests"] if "gpu-node-05" in t["nodes"] and t["round"] > 0]
+    assert all(t["passed"] is None and "hardware" not in t for t in after)  # ran nothing: no evidence either way
+    partners = {n for t in after for n in t["nodes"]} - {"gpu-node-05"}
+    assert all(n in state["healthyNodes"] for n in partners)
+    ref = run.workflow("nccl-all-reduce")["status"]["succeededNodesRef"]["name"]
+    [configmap] = [c for c in run.objects["ConfigMap"] if c["metadata"]["name"] == ref]
+    assert "gpu-node-05" not in read_succeeded_nodes(configmap) and "gpu-node-06" in read_succeeded_nodes(configmap)  # left out: never certified
 
 
 def test_on_failure_diagnose_starts_from_every_iteration() -> None:

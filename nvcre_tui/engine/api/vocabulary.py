@@ -296,9 +296,13 @@ SCHEDULING_BLOCKED: Final = "SchedulingBlocked"  # pods the scheduler could not 
 WORKLOAD_NOT_STARTED: Final = "WorkloadNotStarted"
 # A Job's InProgress reason until its run's pods run; its message says why they do not yet (controllers/job.py).
 WORKLOAD_PENDING: Final = "WorkloadPending"
+# A diagnose group's reason when its Job failed HardwareFailureDetected on members cordoned before its workload started
+# (a node cordoned between rounds, flagged at the Job's first look): it ran nothing, so it is no test, none of its nodes
+# blamed; the cordoned members are excluded Cordoned and in no later round (controllers/unavailable.py).
+CORDONED_BEFORE_START: Final = "CordonedBeforeStart"
 # A failed group's reasons when no workload ran on it at all, or none whose result is taken (STOPPED_FOR_REFUSAL): its
 # nodes were not tested (the report counts none of them validated).
-NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, NODE_BUSY, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL})
+NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, NODE_BUSY, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL, CORDONED_BEFORE_START})
 # A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
 # them to finish), or for what an earlier Certification of the same name left to be collected.
 WAITING_FOR_NODES: Final = "WaitingForNodes"

@@ -94,7 +94,9 @@ async def reconcile_job(ctx: Context, job: Obj, world: World) -> float | None:
     if flagged and phase not in (SUCCEEDED, FAILED):
         message = f"node health check ({_health_expression(job)}) flagged {', '.join(flagged)}"
         failed = [{"name": name, "reason": HARDWARE_FAILURE_DETECTED, "message": message} for name in flagged]
-        await _finish(ctx, job, run, FAILED, HARDWARE_FAILURE_DETECTED, message, failed, hardware=True)
+        # whether its workload had started (a flag before it convicts no node of a diagnosis: controllers/unavailable.py)
+        started = state.get("startTime") or job_status(job).get("workloadStartTime")
+        await _finish(ctx, job, run, FAILED, HARDWARE_FAILURE_DETECTED, message, failed, hardware=True, started=started)
         return None
     gone = [name for name in group_nodes(job) if world.node(name) is None]
     if gone and phase not in (SUCCEEDED, FAILED):  # a runner may not see it (the simulator plays on regardless)
@@ -488,6 +490,7 @@ async def _finish(
     ctx: Context, job: Obj, run: Obj, phase: str, reason: str, message: str, failed: list[Obj], *,
     hardware: bool = False, log: list[str] | None = None, measured: Measured | None = None,
     validation: tuple[str, str] | None = None, evidence: list[Obj] | None = None, validation_failed: bool = False,
+    started: str | None = None,
 ) -> None:
     now = ctx.now()
     conditions = cond.with_phase(conditions_of(job), phase, reason, message, now)
@@ -506,6 +509,8 @@ async def _finish(
         status["measurements"] = measured.measurements
     if evidence:
         status["evidence"] = evidence
+    if started:
+        status["workloadStartTime"] = started
     if log is not None and (phase == FAILED or validation_failed):
         state = run_status(run)
         # A value that missed a threshold keeps a shorter tail (its table's last rows and average: the value is in

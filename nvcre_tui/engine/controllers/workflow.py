@@ -26,6 +26,7 @@ from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.iterations import (TIMED_OUT_EVERYWHERE, blamed_members, blamed_nodes, timed_out_said, current_groups, diagnose_convictions, finished_iterations,
                                                      group_failures, history_record, iterated_name, nodes_by_group, settled_groups, stored_orchestration)
 from nvcre_tui.engine.controllers.job import THRESHOLDS_MET, is_done, job_failed
+from nvcre_tui.engine.controllers.unavailable import cordoned_before_start, cordoned_now, exclude, excluded_cordoned
 from nvcre_tui.engine.judging.blame import blamed_together
 from nvcre_tui.engine.names import job_name
 from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failures, result_configmap_names, succeeded_nodes_configmap, within_room
@@ -295,7 +296,7 @@ def _not_launched(wf: Obj, orch: Obj, refused: str, now: str) -> None:
 
 async def _round_complete(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj], world: World) -> float | None:
     if orch.get("diagnose") is not None:
-        return await _diagnose_round(ctx, wf, orch, jobs)
+        return await _diagnose_round(ctx, wf, orch, jobs, world)
     iterations = int(wf["spec"]["orchestration"].get("iterations", 1))
     history = _record_finished(orch, orch.get("currentIteration", 1))
     orch.update(completedIterations=len(history))
@@ -387,8 +388,9 @@ def _hardware_flagged(groups: Sequence[Mapping[str, Any]]) -> dict[str, list[str
     return {str(g["name"]): blamed_members(g, g["nodes"]) for g in groups if g.get("phase") == FAILED and g.get("reason") == HARDWARE_FAILURE_DETECTED}
 
 
-async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]) -> float | None:
+async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj], world: World) -> float | None:
     state = diagnose.DiagnoseState.from_dict(orch["diagnose"])
+    not_run = cordoned_before_start(orch, jobs, world)  # no test: no verdict from it, its cordoned members left out
     untested = _untested(orch["groups"])
     if untested:  # a group that tested nothing is no evidence: stop with what is known rather than convict on it
         history = _record_finished(orch)
@@ -396,8 +398,12 @@ async def _diagnose_round(ctx: Context, wf: Obj, orch: Obj, jobs: dict[str, Obj]
         await _finalize(ctx, wf, orch, diagnose_convictions(state, jobs, history, diagnosis_values(job_template_spec(wf).get("thresholds"))), jobs, history,
                         healthy=[n for n, v in state.verdicts().items() if v == "healthy"], stopped=stopped, confirmed=_confirmed(state))
         return None
+    # cordoned now: in no test of the next round (one convicted already, a flag during its test, is no exclusion)
+    convicted = {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")} | {n for ns in _hardware_flagged(orch["groups"]).values() for n in ns}
+    exclude(orch, cordoned_now(set(state.domain_of) - excluded_cordoned(orch) - convicted, world), f"when round {state.round + 1} was planned")
     state = diagnose.record_round(state, {g["name"]: g["phase"] == SUCCEEDED for g in orch["groups"]}, diagnose.measured(orch["groups"]),
-                                  _failure_reasons(orch["groups"]), _failure_culprits(orch["groups"]), _hardware_flagged(orch["groups"]))
+                                  _failure_reasons(orch["groups"]), _failure_culprits(orch["groups"]), _hardware_flagged(orch["groups"]),
+                                  untested=not_run, unavailable=excluded_cordoned(orch))
     history = _record_finished(orch)
     orch.update(diagnose=state.to_dict())
     if not state.complete:
@@ -491,7 +497,8 @@ async def _finalize(
     # A node also in a failed group of any iteration is not certified, blamed or not (its passes came before or beside
     # a failure nobody explained): the console and the history call it inconclusive, and so must this list.
     in_failed = {n for record in recorded for g in record["groups"] if g["phase"] == FAILED for n in g["nodes"]}
-    succeeded = sorted(set(healthy if healthy is not None else ran_ok - in_failed) - failed_names)
+    # a node cordoned during a diagnosis (excluded Cordoned) is left out, as one cordoned before: never certified
+    succeeded = sorted(set(healthy if healthy is not None else ran_ok - in_failed) - failed_names - excluded_cordoned(orch))
     try:
         await ctx.create_child(CONFIGMAP, wf, failed_nodes_configmap(failed_configmap, failed))
         await ctx.create_child(CONFIGMAP, wf, succeeded_nodes_configmap(succeeded_configmap, succeeded))

@@ -26,7 +26,10 @@ Verdict rules (recomputed from the whole history after every round):
   check over the Node, e.g. a GPU fallen off the bus) is convicted `faulty` on that alone, whatever it passed
   before: it is direct evidence, not a failure to weigh (`intermittent` is for a node that fails part of the time).
   Its conviction explains that test, so a partner is not held to it. A crash whose log names a node is no such
-  evidence (a flaky partner crashes a test beside a healthy node): it is weighed as below.
+  evidence (a flaky partner crashes a test beside a healthy node): it is weighed as below. A flag before the test's
+  workload started (a node cordoned after its round was planned) convicts nobody: the engine records that test
+  untested (passed None: no evidence for or against any member) and hands its node to the planner as unavailable,
+  in no later test.
 - A failed test is *explained* by a convicted node in it, or by a named link fault it spans. A failed test across
   cliques whose links no passing test has proven is *link-risky*: it blames no node until its links are proven.
 - A *reference* (a healthy partner) has passed a test and has no unexplained failure, or has passed at least
@@ -116,7 +119,7 @@ Verdict rules (recomputed from the whole history after every round):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal, TypedDict
 
@@ -161,14 +164,14 @@ class GroupResult(TypedDict, total=False):
 def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent: int = 0,
               within_domains: bool = False, cliques: Mapping[str, str] | None = None,
               reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None,
-              hardware: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState | None:
+              hardware: Mapping[str, Sequence[str]] | None = None, unavailable: Collection[str] = ()) -> DiagnoseState | None:
     """onFailure: diagnose. A run over the nodes of a finished intra-rack or full-scale iteration that starts from its
     groups' results (recorded as screening), so passed groups' nodes are references at once; None when none failed.
     `within_domains`: no test spans two domains (no inter test, no link search, partners from the node's own).
     Each node's domain is its group's when every group was cut inside one (intra-rack); else (a full-scale group spans
     several) `cliques`: node -> its domain as the Nodes are labelled ("" or absent: none), so the links between them
-    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`, `culprits`, `hardware`:
-    as record_round's."""
+    are searched; without it every node is unlabelled and a link fault unsearched. `reasons`, `culprits`, `hardware`,
+    `unavailable`: as record_round's."""
     if all(g.get("phase") == "Succeeded" for g in groups):
         return None
     nodes = sorted({str(n) for g in groups for n in g["nodes"]})
@@ -187,7 +190,7 @@ def follow_up(groups: Sequence[GroupResult], min_group_size: int, max_concurrent
                      for g, nodes in zip(groups, members, strict=True))
     recorded = replace(state, round=1, tests=imported, plan=(), status=tuple((n, "untested") for n in nodes))
     ev = Evidence(recorded)
-    return _conclude(replace(recorded, plan=Planner(recorded, ev).plan()), ev)
+    return _conclude(replace(recorded, plan=Planner(recorded, ev, unavailable).plan()), ev)
 
 
 def plan_round(state: DiagnoseState) -> list[Group]:
@@ -198,12 +201,15 @@ def plan_round(state: DiagnoseState) -> list[Group]:
 
 def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mapping[str, float] | None = None,
                  reasons: Mapping[str, str] | None = None, culprits: Mapping[str, Sequence[str]] | None = None,
-                 hardware: Mapping[str, Sequence[str]] | None = None) -> DiagnoseState:
+                 hardware: Mapping[str, Sequence[str]] | None = None, untested: Collection[str] = (),
+                 unavailable: Collection[str] = ()) -> DiagnoseState:
     """The state after the current wave, given each group's outcome (missing or timed out = failed), where the Job
     measured one its value (bus bandwidth), for a failed group whose value is not why it failed, the reason (the
     Workflow controller's `_failure_reasons`), and the members its own log named where it named some, not all
     (`_failure_culprits`), and the members a hardware check flagged while it ran (`_hardware_flagged`: the Job failed
-    HardwareFailureDetected), each convicted `faulty` on that alone."""
+    HardwareFailureDetected), each convicted `faulty` on that alone. The groups `untested` ran nothing (a member flagged
+    before its workload started: a node cordoned between rounds): recorded with no outcome (passed None), no evidence
+    for or against any member. The nodes `unavailable` (left out by the engine: cordoned) are in no later test."""
     if state.complete:
         raise DiagnoseError("diagnose: the run is complete; there is no round to record")
     if not isinstance(passed, Mapping):
@@ -216,13 +222,14 @@ def record_round(state: DiagnoseState, passed: Mapping[str, bool], values: Mappi
     if wrong:
         raise DiagnoseError(f"diagnose round {state.round}: outcome must be true or false for: {', '.join(wrong)}")
     values, reasons = values or {}, reasons or {}
-    done = tuple(replace(p, passed=(ok := passed.get(p.group, False)), value=_number(values.get(p.group)),
+    done = tuple(replace(p, reason=reasons.get(p.group)) if p.group in untested else
+                 replace(p, passed=(ok := passed.get(p.group, False)), value=_number(values.get(p.group)),
                          reason=None if ok else reasons.get(p.group), culprits=() if ok else _culprits(culprits, p.group, p.nodes),
                          hardware=() if ok else _flagged(hardware, p.group, p.nodes))
                  for p in state.plan)
     recorded = replace(state, round=state.round + 1, tests=state.tests + done, plan=())
     ev = Evidence(recorded)
-    plan = Planner(recorded, ev).plan()
+    plan = Planner(recorded, ev, unavailable).plan()
     return _conclude(replace(recorded, plan=plan), ev)
 
 

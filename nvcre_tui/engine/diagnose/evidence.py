@@ -31,7 +31,8 @@ class Evidence:
 
     def __init__(self, state: DiagnoseState) -> None:
         self.state = state
-        self.tests: Sequence[Probe] = state.tests
+        # A recorded test that ran nothing (passed None: its node flagged before its workload started) is no evidence.
+        self.tests: Sequence[Probe] = [t for t in state.tests if t.passed is not None]
         self.domain_of = state.domain_of
         self.fleet_cliques = sorted({d for d, _ in state.domains if d})
         self.uplinks = len(self.fleet_cliques) >= 3  # with two cliques an uplink and the pair look the same

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from nvcre_tui.engine.diagnose import links
 from nvcre_tui.engine.diagnose.evidence import Evidence
@@ -115,9 +115,11 @@ def _even_parts(nodes: Sequence[str], parts: int) -> list[tuple[str, ...]]:
 class Planner:
     """Plans one wave from the evidence."""
 
-    def __init__(self, state: DiagnoseState, ev: Evidence) -> None:
+    def __init__(self, state: DiagnoseState, ev: Evidence, unavailable: Collection[str] = ()) -> None:
         self.state, self.ev, self.m = state, ev, state.min_group_size
         self.wave = Wave(state)
+        # Nodes the engine left out since (cordoned): never in a test again, as if busy in every wave.
+        self.wave.busy.update(unavailable)
         self.verifying: set[str] = set()
         self.deferred: dict[str, list[str]] = defaultdict(list)  # suspects confirmed after the others (see _local_first)
         self.fresh_only = True

@@ -41,7 +41,8 @@ class DiagnoseError(ValueError):
 
 @dataclass(frozen=True)
 class Probe:
-    """One group test: planned (passed is None) or recorded, with the measured value when the Job reported one.
+    """One group test: planned (passed is None) or recorded, with the measured value when the Job reported one. A
+    recorded test whose passed is None ran nothing (record_round's `untested`): no evidence, kept for its name and nodes.
 
     Subjects are the nodes the test is about (a confirmation's suspect); the other nodes are reference partners."""
 
@@ -162,7 +163,7 @@ class DiagnoseState:
         """The recorded tests this node took part in, in order: the tests that decided its verdict."""
         if node not in self.node_status:
             raise DiagnoseError(f"diagnose: unknown node {node!r}")
-        return [p.evidence() for p in self.tests if node in p.nodes]
+        return [p.evidence() for p in self.tests if node in p.nodes and p.passed is not None]
 
     # -- JSON ------------------------------------------------------------------------------------------------------
 

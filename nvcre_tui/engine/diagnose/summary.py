@@ -66,6 +66,7 @@ def record_text(tests: Sequence[Mapping[str, Any]], limit: int | None = None, cr
     crashed test's fine one, would read as the evidence against the node. A failed test that `crossed` a named link
     fault says so: that failure is the link's, not held against the node; one a hardware check failed on other members
     than `node` (the record's) names them ("r1-confirm-1 HardwareFailureDetected on gpu-node-05"): the fault is theirs."""
+    tests = [t for t in tests if t.get("passed") is not None]  # a test that ran nothing (recorded untested) is no record
     failed = [t for t in tests if t.get("passed") is False]
     names = [(f"{t['group']} {t['reason']}" if t.get("reason") else f"{t['group']} at {shown(value, False)}" if (value := _value(t)) is not None
               else str(t["group"])) + flagged_others(t, node) + (" (link fault)" if crossed is not None and crossed(t) else "") for t in failed]
@@ -179,7 +180,7 @@ def verdict_rows(state: Mapping[str, Any], shown: ValueShown = significant) -> l
     rows = []
     crossed = crossing(state)
     for node, verdict in sorted(verdict_of.items(), key=lambda item: (rank[item[1]], item[0])):
-        tests = [t for t in state.get("tests") or [] if node in t.get("nodes", [])]
+        tests = [t for t in state.get("tests") or [] if node in t.get("nodes", []) and t.get("passed") is not None]
         failed = [t for t in tests if t.get("passed") is False]
         rows.append({"node": node, "verdict": verdict, "failed": len(failed), "tests": len(tests),
                      "failedTests": [t["group"] for t in failed], "record": record_text(tests, limit=6, crossed=crossed, shown=shown, node=node)})

@@ -31,8 +31,12 @@ def tested_line(test: Mapping[str, Any], node: str, judged: Judged | str | None 
     """"✗ r0-screen-1 (screening) with gpu-node-03  240.27 GB/s": as the record says it, a failure's reason where its
     value is not why it failed, with the members a hardware check flagged where `node` is not one ("HardwareFailureDetected
     on gpu-node-05"); the value on its side of the threshold (never rounded across it); " (link fault)" where a named
-    link fault explains the failure (`crossed`)."""
+    link fault explains the failure (`crossed`); "– ... CordonedBeforeStart: ran nothing, no evidence" for a test
+    recorded untested."""
     failed = test.get("passed") is False
+    if test.get("passed") is None:  # recorded untested (a member cordoned before its workload started): not a failure
+        said = f"  {test.get('reason') or 'untested'}: ran nothing, no evidence"
+        return f"– {test['group']} ({test['stage']}) with {', '.join(n for n in test.get('nodes') or () if n != node) or 'no partner'}{said}"
     said = (f"  {test['reason']}{flagged_others(test, node)}" if test.get("reason") and failed
             else f"  {with_unit(BUS_BANDWIDTH, _value(test, judged))}" if test.get("value") is not None else "")
     said += " (link fault)" if failed and crossed is not None and crossed(test) else ""

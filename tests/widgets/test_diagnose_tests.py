@@ -31,3 +31,12 @@ def test_a_test_a_hardware_check_failed_on_a_partner_says_whose_it_was() -> None
             "reason": "HardwareFailureDetected", "hardware": ["gpu-node-05"]}
     assert tested_line(test, "gpu-node-02") == "✗ r1-confirm-1 (confirmation) with gpu-node-05  HardwareFailureDetected on gpu-node-05"
     assert tested_line(test, "gpu-node-05") == "✗ r1-confirm-1 (confirmation) with gpu-node-02  HardwareFailureDetected"
+
+
+def test_a_test_that_ran_nothing_is_not_shown_as_a_failure() -> None:
+    """A test recorded untested (its partner cordoned before its workload started: passed null) read
+    `✗ r2-inter-0 (inter) with gpu-node-05` under gpu-node-01's verdict, a failure with no reason."""
+    from nvcre_tui.widgets.diagnose_tests import tested_line
+
+    test = {"group": "r2-inter-0", "stage": "inter", "nodes": ["gpu-node-01", "gpu-node-05"], "passed": None, "reason": "CordonedBeforeStart"}
+    assert tested_line(test, "gpu-node-01") == "– r2-inter-0 (inter) with gpu-node-05  CordonedBeforeStart: ran nothing, no evidence"

@@ -495,6 +495,17 @@ def test_a_test_that_failed_for_another_reason_than_its_value_says_that_reason_n
     assert "reason" not in stored.evidence(wave[2].nodes[0])[0]  # a passed test has none
 
 
+def _n1_confirmed_beside_a_reference() -> tuple[DiagnoseState, list[Group], Group, str]:
+    """Eight unlabelled nodes, n1 failing its screening group: the state after screening, that wave, n1's confirmation
+    (planned next) and the reference partner beside it in that confirmation."""
+    state = start({"": [f"n{i}" for i in range(1, 9)]}, 2)
+    wave = plan_round(state)
+    state = record_round(state, {g.name: "n1" not in g.nodes for g in wave})
+    confirm = next(g for g in plan_round(state) if "n1" in g.nodes)
+    [partner] = [n for n in confirm.nodes if n != "n1"]
+    return state, wave, confirm, partner
+
+
 def test_a_node_a_hardware_check_flagged_is_faulty_at_once_whatever_it_passed_before() -> None:
     """A reference partner (it passed screening) whose GPU fell off the bus in a confirmation (the Job failed
     HardwareFailureDetected on it alone) read `intermittent` only after more tests failed on it again, each held
@@ -502,11 +513,7 @@ def test_a_node_a_hardware_check_flagged_is_faulty_at_once_whatever_it_passed_be
     suspect beside it is not held to that test."""
     from nvcre_tui.engine.diagnose.summary import record_text
 
-    state = start({"": [f"n{i}" for i in range(1, 9)]}, 2)
-    wave = plan_round(state)
-    state = record_round(state, {g.name: "n1" not in g.nodes for g in wave})
-    confirm = next(g for g in plan_round(state) if "n1" in g.nodes)
-    [partner] = [n for n in confirm.nodes if n != "n1"]
+    state, wave, confirm, partner = _n1_confirmed_beside_a_reference()
     flagged = {confirm.name: [partner]}
     state = record_round(state, {g.name: g.name != confirm.name for g in plan_round(state)}, reasons={confirm.name: "HardwareFailureDetected"},
                          culprits=flagged, hardware=flagged)
@@ -524,11 +531,7 @@ def test_a_test_that_ran_nothing_is_no_evidence_and_an_unavailable_node_is_in_no
     look) was weighed as a hardware fault during a test: the partner convicted on a test that never ran on it. Recorded
     `untested`, it is no evidence either way (nor against the suspect beside it, nor in any record), and a node
     `unavailable` (left out: cordoned) is in no later test."""
-    state = start({"": [f"n{i}" for i in range(1, 9)]}, 2)
-    wave = plan_round(state)
-    state = record_round(state, {g.name: "n1" not in g.nodes for g in wave})
-    confirm = next(g for g in plan_round(state) if "n1" in g.nodes)
-    [partner] = [n for n in confirm.nodes if n != "n1"]
+    state, wave, confirm, partner = _n1_confirmed_beside_a_reference()
     flagged = {confirm.name: [partner]}
     state = record_round(state, {g.name: g.name != confirm.name for g in plan_round(state)}, reasons={confirm.name: "CordonedBeforeStart"},
                          culprits=flagged, hardware=flagged, untested={confirm.name}, unavailable={partner})

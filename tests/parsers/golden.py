@@ -1,5 +1,8 @@
 """Golden fixtures: `fixtures/<kind>_<case>.<ext>` next to `<kind>_<case>.expected.json`.
 
+A fixture cut from real tool output someone posted (`<kind>_real_<case>.<ext>`, kept byte for byte but trimmed)
+has a sidecar `<kind>_real_<case>.source`: the URL it came from and what a person reads from it.
+
 Set NVCRE_UPDATE_GOLDEN=1 to rewrite the expected files from the current parsers, then review the diff.
 """
 
@@ -15,6 +18,8 @@ from nvcre_tui.engine.parsers import PARSERS, ParseError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UPDATE = os.environ.get("NVCRE_UPDATE_GOLDEN") == "1"
+#: The sidecar of a real sample: where it came from and what a person reads from it.
+SOURCE = ".source"
 
 
 def fixture_text(name: str) -> str:
@@ -23,8 +28,12 @@ def fixture_text(name: str) -> str:
 
 
 def inputs() -> list[Path]:
-    """Every fixture input (not the expected files)."""
-    return sorted(path for path in FIXTURES.iterdir() if not path.name.endswith(".expected.json"))
+    """Every fixture input (not the expected files, not the source sidecars)."""
+    return sorted(path for path in FIXTURES.iterdir() if not path.name.endswith((".expected.json", SOURCE)))
+
+
+def source_path(path: Path) -> Path:
+    return path.with_name(path.name.rsplit(".", 1)[0] + SOURCE)
 
 
 def kind_of(path: Path) -> str:

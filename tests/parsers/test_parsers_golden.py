@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.parsers.golden import UPDATE, expected_path, inputs, outcome, same
+from tests.parsers.golden import UPDATE, expected_path, inputs, outcome, same, source_path
 
 
 @pytest.mark.parametrize("path", inputs(), ids=lambda path: path.name)
@@ -31,3 +31,15 @@ def test_every_kind_has_a_failing_and_a_passing_fixture() -> None:
     assert by_kind["nccl"] >= {"ok", "failed", "error"}
     assert by_kind["dcgm"] >= {"ok", "failed", "error"}
     assert by_kind["training"] >= {"ok", "error"}
+
+
+def test_every_real_sample_names_its_source() -> None:
+    """A fixture cut from real output (`<kind>_real_<case>`) says where it came from and what a person reads in it."""
+    real = [path for path in inputs() if path.name.split("_", 2)[1:2] == ["real"]]
+    assert real, "no real samples"
+    for path in real:
+        source = source_path(path)
+        assert source.exists(), f"{path.name}: no {source.name}"
+        url, *reading = source.read_text(encoding="utf-8").splitlines()
+        assert url.startswith("https://") and " " not in url, f"{source.name}: first line is not a URL: {url!r}"
+        assert any(line.strip() for line in reading), f"{source.name}: says nothing of what a person reads"

@@ -21,6 +21,9 @@ STAMP = "2026-03-02T10:15:04.123456789Z"
         ("[2026-03-02 11:42:07.513201] iteration 40/ 50 |", "[2026-03-02 11:42:07.513201] iteration 40/ 50 |"),
         ("     1048576        262144     float", "     1048576        262144     float"),
         ("10.0.0.1: not a label", "10.0.0.1: not a label"),
+        ("[0] # Out of bounds values : 0 OK", "# Out of bounds values : 0 OK"),  # mpirun -prepend-rank (MPICH, Intel MPI)
+        (f"{STAMP} [12]      1024   -1[12]    5.0", "     1024   -1     5.0"),  # its copies before later writes
+        ("[0x18] NVIDIA H100", "[0x18] NVIDIA H100"),
     ],
 )
 def test_text_prefixes_in_any_mix(line: str, rest: str) -> None:
@@ -40,7 +43,14 @@ def test_the_kubelet_time_is_kept_whatever_comes_around_it() -> None:
         (["[1,0]<stdout>:#", "size"], 0, "#"),  # a glued tag is cut off in place
         (["[1,0]<stdout>:123456789012", "3"], 0, "123456789012"),
         (["gpu-n01:4101:4160", "[0]", "NCCL"], 0, "gpu-n01:4101:4160"),
+        (["[3]", "8", "-1[3]", "5.0", "0[3]", "4.9"], 1, "8"),
     ],
 )
 def test_token_prefixes(tokens: list[str], count: int, first: str) -> None:
     assert prefix_tokens(tokens) == count and tokens[count] == first
+
+
+def test_a_rank_tag_glued_to_cells_is_cut_out_of_every_token() -> None:
+    tokens = ["[3]", "1048576", "262144", "float", "sum", "-1[3]", "1626.5", "0.64", "1.24", "0[3]", "2302.3"]
+    assert prefix_tokens(tokens) == 1
+    assert tokens[1:] == ["1048576", "262144", "float", "sum", "-1", "1626.5", "0.64", "1.24", "0", "2302.3"]

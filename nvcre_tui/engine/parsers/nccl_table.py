@@ -2,7 +2,7 @@
 
 Column positions come from the last table header seen (with or without its leading `#`); a log whose
 headers were lost, or whose header does not fit its rows (a blank redop cell), is read by recognising
-the row shape instead. Launcher prefixes (kubelet timestamps, mpirun tags, srun labels) are skipped
+the row shape instead. Launcher prefixes (kubelet timestamps, mpirun tags, srun labels, rank tags) are skipped
 as tokens; terminal colour sequences (SGR) are removed. Rows go through the strict per-row reader until the
 layout has proven itself and the first `max_rows` rows are kept; after that they are batched (nccl_batch),
 which is what makes a 200 MB log cost little more than splitting its lines. A line that looks like a row but is
@@ -230,6 +230,8 @@ class TableReader:
         if offset and not prefix_token(tokens[0]):
             self._reject(tokens, self.batch_layout, number)  # a row one cell too wide, not a prefixed row
             return
+        if offset:
+            prefix_tokens(tokens)  # a rank tag's copies glued to the cells of the row are cut out in place
         tokens = tokens[offset:]
         columns = Columns.of(self.batch_layout)
         row = read_row(tokens, columns)

@@ -1,7 +1,10 @@
 """Launcher prefixes before each line of tool output, in any mix: kubelet timestamps, mpirun tags, srun labels.
 
-`kubectl logs --timestamps` puts an RFC 3339 time first; `mpirun --tag-output` a "[jobid,rank]<stdout>:"
-tag; Slurm `srun --label` the task id, a colon and a space ("0: ", padded when there are many tasks).
+`kubectl logs --timestamps` puts an RFC 3339 time first; Open MPI `mpirun --tag-output` a "[jobid,rank]<stdout>:"
+tag; Slurm `srun --label` the task id, a colon and a space ("0: ", padded when there are many tasks); MPICH and
+Intel MPI `mpirun -prepend-rank` (`-l`) the rank in brackets ("[3] ") before every write, so a line printed in
+several writes (an nccl-tests row: its size cells, then each half) carries the same tag again, glued to the cell
+before it ("-1[3]    1626.5"): those copies are cut out too.
 A log can carry several of them, in whatever order its launchers nested.
 """
 
@@ -14,6 +17,7 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 
 _MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 _SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
+_RANK_TAG = re.compile(r"\[\d{1,7}\] ", re.ASCII)
 _MAX_PREFIXES = 4
 
 
@@ -23,10 +27,12 @@ def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
     for _ in range(_MAX_PREFIXES):
         stamp, rest = split_kubelet_prefix(line)
         if rest is line:
-            match = _MPI_TAG.match(line) if line[:1] == "[" else _SRUN_LABEL.match(line)
+            match = (_MPI_TAG.match(line) or _RANK_TAG.match(line)) if line[:1] == "[" else _SRUN_LABEL.match(line)
             if match is None:
                 return when, line
             rest = line[match.end() :]
+            if match.re is _RANK_TAG:
+                rest = rest.replace(match.group()[:-1], " ")  # its copies before later writes of the line
         when = when or stamp
         line = rest
     return when, line
@@ -49,6 +55,10 @@ def prefix_tokens(tokens: list[str]) -> int:
             start += 1  # kubelet timestamp (shape only, as strip_kubelet_prefix)
         elif token[-1:] == ":" and token[:-1].isdigit() and token.isascii():
             start += 1  # srun --label
+        elif token[:1] == "[" and token[-1:] == "]" and token[1:-1].isdigit() and token.isascii() and len(token) <= 9:
+            start += 1  # MPICH/Intel MPI -prepend-rank; its copies glued to later cells are cut out in place
+            if any(token in cell for cell in tokens[start:]):
+                tokens[start:] = " ".join(tokens[start:]).replace(token, " ").split()
         elif token[:1] == "[" and _MPI_TAG.match(token):
             rest = token[token.index(">:") + 2 :]
             if rest:  # "[1,0]<stdout>:#" or a size that filled its column

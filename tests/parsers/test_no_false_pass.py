@@ -375,3 +375,20 @@ def test_training_steps_whose_tflops_sum_overflows_are_no_measurement() -> None:
         parse_training(huge)
     assert error.value.message == ("no valid training step lines: the steps' TFLOP/s add up past the largest number a float "
                                    "holds (no tool prints such values)")
+
+
+@pytest.mark.parametrize("max_rows", [2048, 0])
+def test_a_run_that_died_mid_table_names_the_failure_after_its_rows(max_rows: int) -> None:
+    """nccl-tests#322: rows, then 'Test NCCL failure ... unhandled cuda error' and no summary. The run is incomplete
+    and says why (it said 'output cut off, or the run failed', though the log says which); a warning after a run's
+    summary, or one before rows that a summary then closed, names nothing."""
+    died = "gpu-n02: Test NCCL failure common.cu:1204 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '\n"
+    warned = "gpu-n02:4101:4160 [0] NCCL WARN Cuda failure 'unspecified launch failure'\n"
+    cut = E1[: E1.index("# Out of bounds")]
+    result = parse_nccl(cut + warned + died, max_rows=max_rows)
+    assert result.incomplete == ("the run never concluded: no 'Avg bus bandwidth' summary after its result rows (NCCL "
+                                 f"failed after them: {warned.strip()!r})")
+    assert parse_nccl(E1 + died, max_rows=max_rows).incomplete is None
+    again = parse_nccl(cut + died + E1[E1.index("# Out of bounds"):] + cut, max_rows=max_rows)
+    assert again.incomplete == ("1 of 2 runs never concluded: no 'Avg bus bandwidth' summary after their result rows "
+                                "(output cut off, or the run failed)")

@@ -311,6 +311,8 @@ class NcclAggregator:
         self.run_first_row = 0
         self.run_failure: str | None = None
         self.run_program = ""
+        self.late_failure: str | None = None  # the first line saying NCCL failed after rows no summary closed yet
+        self.unfooted_failure: str | None = None  # that line, of the first run whose rows no summary followed
         self.rowless_runs = 0  # started runs that printed neither a result row nor a summary (crashed, or cut off)
         self.first_rowless: tuple[int, str, str | None] | None = None  # (run number, program, NCCL failure) of the first
 
@@ -400,16 +402,24 @@ class NcclAggregator:
         if self.nccl_failure is None:
             self.nccl_failure = line
 
+    def note_late_failure(self, line: str) -> None:
+        """A line saying NCCL (or CUDA) failed after result rows that no summary has closed: why the run may stop
+        mid-table (a rank died), named if no summary follows."""
+        if self.late_failure is None and self.row_count + self.skipped_count > self.footed:
+            self.late_failure = line
+
     def footer(self) -> None:
         """A summary line ("Out of bounds values", "Avg bus bandwidth"): the rows so far belong to a concluded run."""
         self.footed = self.row_count + self.skipped_count
         self.run_footed = True
+        self.late_failure = None
 
     def close_run(self) -> None:
         """A run ends (another starts, or the input ends): rows after its last summary mean it never concluded;
         so does a started run that printed no row and no summary (it died after its header, or was cut off)."""
         if self.row_count + self.skipped_count > self.footed:
             self.unfooted_runs += 1
+            self.unfooted_failure = self.unfooted_failure or self.late_failure
             self.footer()
         elif self.run_open and not self.run_footed:
             self.rowless_runs += 1
@@ -468,7 +478,9 @@ class NcclAggregator:
         reasons = []
         if self.unfooted_runs:
             their = "its" if runs == 1 else "their"
-            reasons.append(f"no 'Avg bus bandwidth' summary after {their} result rows (output cut off, or the run failed)")
+            why = (f"NCCL failed after them: {self.unfooted_failure!r}" if self.unfooted_failure
+                   else "output cut off, or the run failed")
+            reasons.append(f"no 'Avg bus bandwidth' summary after {their} result rows ({why})")
         if self.first_rowless is not None:
             number, program, failure = self.first_rowless
             more = f" (and {self.rowless_runs - 1} more runs)" if self.rowless_runs > 1 else ""

@@ -81,7 +81,7 @@ class TableReader:
         # The hot path: locals only (refreshed after every call that may change them), and the common
         # shapes (a bare row, a kubelet timestamp, noise) tested inline before any call.
         for number, line in enumerate(itertools.chain((line,), iterator), 1):
-            if fast and " NCCL " in line and not watch:
+            if fast and " NCCL INFO " in line and not watch:
                 continue  # "host:pid:tid [dev] NCCL INFO ...": the bulk of the noise, dropped before any split
             if ESCAPE in line:  # a coloured row is the row: read without its colours, never passed over as noise
                 line = without_colours(line)
@@ -134,6 +134,8 @@ class TableReader:
                         width, fast = self._sync()
                         prefixed_width = width + 1
                         watch = self._watching()
+                    elif " NCCL INFO " not in line and self.aggregator.late_failure is None and _NCCL_FAILED.search(line):
+                        self.aggregator.note_late_failure(" ".join(tokens)[:200])  # a rank died mid-table: why
                     continue
             if len(tokens) != width:
                 self._misfit(tokens, number, saw_newline and not line.endswith("\n"))

@@ -6,7 +6,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from nvcre_tui.engine.parsers import parse_dcgm, parse_nccl
+from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.parsers.prefixes import prefix_tokens, split_line_prefixes
+from tests.parsers.golden import fixture_text
 
 STAMP = "2026-03-02T10:15:04.123456789Z"
 
@@ -24,6 +27,8 @@ STAMP = "2026-03-02T10:15:04.123456789Z"
         ("[0] # Out of bounds values : 0 OK", "# Out of bounds values : 0 OK"),  # mpirun -prepend-rank (MPICH, Intel MPI)
         (f"{STAMP} [12]      1024   -1[12]    5.0", "     1024   -1     5.0"),  # its copies before later writes
         ("[0x18] NVIDIA H100", "[0x18] NVIDIA H100"),
+        (f"[pod/nccl-launcher-7xq2z/mpi-launcher] {STAMP} [1,0]<stdout>:# Avg", "# Avg"),  # kubectl logs --prefix
+        ("[pod/Upper/c] x", "[pod/Upper/c] x"),  # no DNS name: not kubectl's
     ],
 )
 def test_text_prefixes_in_any_mix(line: str, rest: str) -> None:
@@ -44,6 +49,7 @@ def test_the_kubelet_time_is_kept_whatever_comes_around_it() -> None:
         (["[1,0]<stdout>:123456789012", "3"], 0, "123456789012"),
         (["gpu-n01:4101:4160", "[0]", "NCCL"], 0, "gpu-n01:4101:4160"),
         (["[3]", "8", "-1[3]", "5.0", "0[3]", "4.9"], 1, "8"),
+        (["[pod/nccl-worker-1/node]", STAMP, "1024"], 2, "1024"),
     ],
 )
 def test_token_prefixes(tokens: list[str], count: int, first: str) -> None:
@@ -54,3 +60,23 @@ def test_a_rank_tag_glued_to_cells_is_cut_out_of_every_token() -> None:
     tokens = ["[3]", "1048576", "262144", "float", "sum", "-1[3]", "1626.5", "0.64", "1.24", "0[3]", "2302.3"]
     assert prefix_tokens(tokens) == 1
     assert tokens[1:] == ["1048576", "262144", "float", "sum", "-1", "1626.5", "0.64", "1.24", "0", "2302.3"]
+
+
+def kubectl_prefixed(text: str, stamps: bool) -> str:
+    """`text` as `kubectl logs --prefix [--timestamps]` prints it: the source first, then the kubelet time."""
+    stamp = f"{STAMP} " if stamps else ""
+    return "".join(f"[pod/nccl-tests-launcher-7xq2z/mpi-launcher] {stamp}{line}" for line in text.splitlines(keepends=True))
+
+
+@pytest.mark.parametrize("stamps", [False, True])
+@pytest.mark.parametrize("max_rows", [2048, 0])
+def test_kubectl_logs_prefix_reads_as_the_bare_log(stamps: bool, max_rows: int) -> None:
+    """`kubectl logs -l ... --prefix` (as NVIDIA's AICR docs tell users to read NCCL workers) put
+    "[pod/NAME/CONTAINER] " before every line: nccl-tests read no row and dcgmi no table (NoDataCollected, WrongFormat)."""
+    bare = fixture_text("nccl_real_eks_mpijob_launcher.txt")
+    expected = parse_nccl(bare, max_rows=max_rows)
+    result = parse_nccl(kubectl_prefixed(bare, stamps), max_rows=max_rows)
+    assert result.measurements() == expected.measurements() == {BUS_BANDWIDTH: 437.79, "algBandwidthGBps": 233.49}
+    assert (result.row_count, result.avg_bus_bandwidth, result.out_of_bounds, result.incomplete) == (7, 52.9753, 0, None)
+    table = fixture_text("dcgm_table_4x_pcie_fail.txt")
+    assert parse_dcgm(kubectl_prefixed(table, stamps)).to_dict() == parse_dcgm(table).to_dict()

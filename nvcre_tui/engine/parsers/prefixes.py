@@ -1,6 +1,7 @@
 """Launcher prefixes before each line of tool output, in any mix: kubelet timestamps, mpirun tags, srun labels.
 
-`kubectl logs --timestamps` puts an RFC 3339 time first; Open MPI `mpirun --tag-output` a "[jobid,rank]<stdout>:"
+`kubectl logs --timestamps` puts an RFC 3339 time first, `kubectl logs --prefix` (one log read from several pods by
+a label selector) the source in brackets before it ("[pod/NAME/CONTAINER] "); Open MPI `mpirun --tag-output` a "[jobid,rank]<stdout>:"
 tag; Slurm `srun --label` the task id, a colon and a space ("0: ", padded when there are many tasks); MPICH and
 Intel MPI `mpirun -prepend-rank` (`-l`) the rank in brackets ("[3] ") before every write, so a line printed in
 several writes (an nccl-tests row: its size cells, then each half) carries the same tag again, glued to the cell
@@ -18,6 +19,8 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 _MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 _SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
 _RANK_TAG = re.compile(r"\[\d{1,7}\] ", re.ASCII)
+# kubectl's "[%s/%s/%s] " of kind, pod and container: DNS names (lower case, digits, '-' and '.').
+_KUBECTL_SOURCE = re.compile(r"\[pod/[a-z0-9][-a-z0-9.]{0,252}/[a-z0-9][-a-z0-9]{0,62}\] ", re.ASCII)
 _MAX_PREFIXES = 4
 
 
@@ -27,7 +30,8 @@ def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
     for _ in range(_MAX_PREFIXES):
         stamp, rest = split_kubelet_prefix(line)
         if rest is line:
-            match = (_MPI_TAG.match(line) or _RANK_TAG.match(line)) if line[:1] == "[" else _SRUN_LABEL.match(line)
+            match = ((_MPI_TAG.match(line) or _RANK_TAG.match(line) or _KUBECTL_SOURCE.match(line)) if line[:1] == "["
+                     else _SRUN_LABEL.match(line))
             if match is None:
                 return when, line
             rest = line[match.end() :]
@@ -59,6 +63,8 @@ def prefix_tokens(tokens: list[str]) -> int:
             start += 1  # MPICH/Intel MPI -prepend-rank; its copies glued to later cells are cut out in place
             if any(token in cell for cell in tokens[start:]):
                 tokens[start:] = " ".join(tokens[start:]).replace(token, " ").split()
+        elif token[:5] == "[pod/" and _KUBECTL_SOURCE.fullmatch(token + " "):
+            start += 1  # kubectl logs --prefix
         elif token[:1] == "[" and _MPI_TAG.match(token):
             rest = token[token.index(">:") + 2 :]
             if rest:  # "[1,0]<stdout>:#" or a size that filled its column

@@ -171,3 +171,19 @@ def test_a_coloured_error_line_is_read_as_the_error_it_prints() -> None:
     lines.append("\x1b[31mtorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\x1b[0m\n")
     result = parse_training(lines)
     assert result.incomplete is not None and "torch.OutOfMemoryError: CUDA out of memory" in result.incomplete
+
+
+def test_nemo_step_lines_without_step_timing_say_why_nothing_was_measured() -> None:
+    """NeMo-Framework-Launcher#55: progress lines at global step 794 with no 'train_step_timing in s'. It read 'no
+    Megatron-LM or NeMo training step lines found', though the log shows training; it now says the step time is what
+    is missing. Lines that are timed are measured as before, whatever untimed lines come around them."""
+    untimed = "".join(f"Training epoch 0, iteration {step}/49 | lr: 3e-05 | global_batch_size: 8 | global_step: {step} | "
+                      f"reduced_train_loss: 1.2\n" for step in (10, 11, 12))
+    with pytest.raises(ParseError) as error:
+        parse_training(untimed)
+    assert error.value.reason == "NoDataCollected"
+    assert error.value.message == ("NeMo step lines (global steps 10 to 12, from line 1) print no step time (no "
+                                   "'train_step_timing in s', which NeMo prints when its step timing is on): nothing "
+                                   "was measured")
+    timed = untimed.replace("reduced_train_loss: 1.2\n", "reduced_train_loss: 1.2 | train_step_timing in s: 2.5\n", 1)
+    assert parse_training(timed).measurements() == {"avgStepTimeSec": 2.5}

@@ -20,7 +20,7 @@ from datetime import datetime
 from nvcre_tui.engine.parsers.base import NO_DATA, PAST_FLOAT, WRONG_FORMAT, ParseError, as_lines, reading
 from nvcre_tui.engine.parsers.training_ending import Ending
 from nvcre_tui.engine.parsers.training_lines import (CheckpointDone, CheckpointSave, ErrorLine, Event, Exit, LogInterval, Restore,
-                                                    Start, Step, UnreadableStep, joined_records, recognise)
+                                                    Start, Step, UnreadableStep, UntimedStep, joined_records, recognise)
 from nvcre_tui.engine.parsers.training_model import (
     PROFILES,
     Goodput,
@@ -88,6 +88,8 @@ class _Tracker:
         self.t_save = self.t_lost = self.t_resume = self.t_reschedule = 0.0
         self.interruptions = self.restores = 0
         self.ending = Ending()
+        self.untimed: tuple[int, int] | None = None  # (line, step) of the first NeMo step line without a step time
+        self.untimed_last = 0  # the highest step such a line reached
 
     def handle(self, event: Event, line_time: datetime | None, number: int) -> None:
         if isinstance(event, ErrorLine):
@@ -101,6 +103,10 @@ class _Tracker:
             return
         if isinstance(event, UnreadableStep):
             self.ending.unreadable(event, number)
+            return
+        if isinstance(event, UntimedStep):
+            self.untimed = self.untimed or (number, event.step)
+            self.untimed_last = max(self.untimed_last, event.step)
             return
         # The kubelet time (aware) when there is one, so that every interval compares like with like;
         # else the line's own time (naive when the framework prints no zone).
@@ -206,6 +212,12 @@ class _Tracker:
                 "log steps" if stop else ""
             if skipped:  # every step line was refused: no measurement, never a pass
                 raise ParseError(NO_DATA, f"{NO_VALID_STEPS}: {skipped}{shows}")
+            if self.untimed is not None:
+                line, first = self.untimed
+                steps = f"global step {first}" if first == self.untimed_last else f"global steps {first} to {self.untimed_last}"
+                raise ParseError(NO_DATA, f"NeMo step lines ({steps}, from line {line}) print no step time (no "
+                                          f"'train_step_timing in s', which NeMo prints when its step timing is on): "
+                                          f"nothing was measured{shows}")
             raise ParseError(NO_DATA, f"no Megatron-LM or NeMo training step lines found{shows}")
         for what, total in (("TFLOP/s", self.tflops_sum), ("step times", self.step_time_sum)):
             if not math.isfinite(total):

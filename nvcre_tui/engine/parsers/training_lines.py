@@ -73,6 +73,14 @@ class UnreadableStep:
 
 
 @dataclass(frozen=True)
+class UntimedStep:
+    """A NeMo step line that prints no step time (no `train_step_timing in s`: NeMo's step timing off): training
+    ran to `step`, but measured nothing; said when no step line is timed."""
+
+    step: int
+
+
+@dataclass(frozen=True)
 class ErrorLine:
     """A line a failing process prints (exception, traceback, torchrun's failure report); `kind` "ignored"
     is Python's "Exception ignored in" report (a destructor at shutdown), whose traceback is no failure."""
@@ -121,7 +129,7 @@ class Restore:
     timestamp: datetime | None
 
 
-Event = Step | UnreadableStep | Start | CheckpointSave | CheckpointDone | Restore | ErrorLine | Exit | LogInterval
+Event = Step | UnreadableStep | UntimedStep | Start | CheckpointSave | CheckpointDone | Restore | ErrorLine | Exit | LogInterval
 
 
 def _fields(text: str) -> dict[str, str]:
@@ -199,22 +207,25 @@ def _megatron_step(line: str) -> Step | UnreadableStep | None:
     return Step("megatron", step, total, (elapsed or 0.0) * scale, tflops, loss, timestamp, cells.problem, cells.nan)
 
 
-def _nemo1_step(line: str) -> Step | None:
-    """A NeMo 1.x progress-bar record; None unless it carries both the global step and the step time."""
+def _nemo1_step(line: str) -> Step | UntimedStep | None:
+    """A NeMo 1.x progress-bar record: a Step when it carries both the global step and the step time, an
+    UntimedStep when it carries no step time."""
     match = _NEMO1_STEP.search(line)
     if match is None:
         return None
     cells = _Cells({" ".join(key.split()): value for key, value in _NEMO1_FIELD.findall(line)})
     step = unsigned_int(match.group("step"))
-    if "train_step_timing in s" not in cells.fields or step is None:
+    if step is None:
         return None
+    if "train_step_timing in s" not in cells.fields:
+        return UntimedStep(step)
     timing = cells.number(_NEMO_TIMING, "step time")
     tflops = cells.number(("TFLOPS_per_GPU",), "TFLOP/s")
     loss = cells.loss(("reduced_train_loss", "loss"))
     return Step("nemo", step, None, timing or 0.0, tflops, loss, None, cells.problem, cells.nan)
 
 
-def _nemo_step(line: str) -> Step | UnreadableStep | None:
+def _nemo_step(line: str) -> Step | UnreadableStep | UntimedStep | None:
     match = _NEMO_STEP.search(line)
     if match is None:
         return None
@@ -223,7 +234,7 @@ def _nemo_step(line: str) -> Step | UnreadableStep | None:
     step = global_step if global_step is not None else unsigned_int(match.group("step"))
     total = unsigned_int(match.group("total"))
     if "train_step_timing in s" not in cells.fields:
-        return None
+        return None if step is None else UntimedStep(step)
     if step is None or total is None:
         return _unreadable(match)
     timing = cells.number(_NEMO_TIMING, "step time")

@@ -488,3 +488,23 @@ def test_a_row_another_rank_printed_into_is_named_skipped_not_dropped() -> None:
     result = parse_nccl(log)
     assert [s.size for s in result.sizes] == [1048576, 4194304]
     assert result.notes() and "at size 2097152 B (line 3)" in result.notes()[0]
+
+
+@pytest.mark.parametrize("max_rows", [2048, 0])
+def test_nccl_tests_own_bandwidth_check_failing_is_a_failure(max_rows: int) -> None:
+    """nccl-tests 2.17+ judges its average bus bandwidth itself when NCCL_TESTS_MIN_BW is set (src/util.cu
+    writeResultFooter: '# Avg bus bandwidth    : %g FAILED', or OK; -J: average_bus_bandwidth okay "false") and exits
+    non-zero. The parser read the number and passed the run nccl-tests failed."""
+    text = fixture("nccl_e1_modern.txt")
+    footer = next(line for line in text.splitlines() if "Avg bus bandwidth" in line)
+    failed = parse_nccl(text.replace(footer, footer.rstrip() + " FAILED"), max_rows=max_rows)
+    assert failed.failure is not None and failed.failure.reason == "BandwidthCheckFailed"
+    assert failed.failure.message == ("nccl-tests' own bandwidth check failed: average bus bandwidth 345.461 GB/s is below "
+                                      "0.9 x the NCCL_TESTS_MIN_BW it was given")
+    assert failed.measurements() == parse_nccl(text).measurements()  # still what it measured
+    assert parse_nccl(text.replace(footer, footer.rstrip() + " OK"), max_rows=max_rows).failure is None
+    document = json.loads(fixture("nccl_json_output.json"))
+    assert parse_nccl(json.dumps(document)).failure is None  # "unchecked"
+    document["average_bus_bandwidth"]["okay"] = "false"
+    judged = parse_nccl(json.dumps(document)).failure
+    assert judged is not None and judged.reason == "BandwidthCheckFailed" and "306.244 GB/s" in judged.message

@@ -5,7 +5,8 @@ or the `-J` JSON document, and returns an NcclResult whose `bus_bandwidth_gbps` 
 maximum over sizes of the per-size average out-of-place busbw. Its verdict is DataCorruption when a
 `#wrong` cell counts wrong elements, when an older build's `error` cell exceeds nccl-tests' own
 tolerance in a table without footer (or reads inf: a data-check cell of inf, or of a number too large for
-a float, is never skipped), or when an out-of-bounds footer says so. Result rows that no summary footer
+a float, is never skipped), or when an out-of-bounds footer says so; BandwidthCheckFailed when nccl-tests' own check
+of its average bus bandwidth (NCCL_TESTS_MIN_BW) says FAILED. Result rows that no summary footer
 follows (output cut off, or a run that died), and a run that printed its header but neither rows nor a
 summary (named with the first NCCL failure line it printed), make it `incomplete`. A row whose time or
 bandwidth is inf, nan or negative, and a line that looks like a row but is refused (an unreadable cell,
@@ -19,12 +20,13 @@ from collections.abc import Iterable, Iterator
 
 from nvcre_tui.engine.parsers.base import as_lines, reading
 from nvcre_tui.engine.parsers.nccl_json import read_json
-from nvcre_tui.engine.parsers.nccl_model import (DATA_CORRUPTION, DEFAULT_MAX_ROWS, Half, HalfAverage, NcclAggregator, NcclResult,
-                                                 RankDevice, Row, SizeAverage, SkippedRow)
+from nvcre_tui.engine.parsers.nccl_model import (BANDWIDTH_CHECK_FAILED, DATA_CORRUPTION, DEFAULT_MAX_ROWS, Half, HalfAverage,
+                                                 NcclAggregator, NcclResult, RankDevice, Row, SizeAverage, SkippedRow)
 from nvcre_tui.engine.parsers.nccl_table import read_table
 from nvcre_tui.engine.parsers.prefixes import strip_line_prefixes
 
 __all__ = [
+    "BANDWIDTH_CHECK_FAILED",
     "DATA_CORRUPTION",
     "Half",
     "HalfAverage",

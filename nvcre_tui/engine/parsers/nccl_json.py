@@ -196,6 +196,9 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
         aggregator.runs_concluded += 1
         aggregator.footer()
+        # nccl-tests' own NCCL_TESTS_MIN_BW check: its jsonBool writes the string "false" ("unchecked" without one)
+        if average.get("okay") in ("false", False):
+            aggregator.bandwidth_check = aggregator.avg_bus_bandwidth
     _out_of_bounds(document.get("out_of_bounds"), aggregator)
     if errors := _errors(document.get("errors")):
         aggregator.reported_errors = errors

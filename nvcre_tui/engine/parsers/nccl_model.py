@@ -15,6 +15,8 @@ from nvcre_tui.engine.parsers.base import NO_DATA, PAST_FLOAT, Failure, ParseErr
 from nvcre_tui.engine.parsers.measurements import ALG_BANDWIDTH, BUS_BANDWIDTH
 
 DATA_CORRUPTION = "DataCorruption"
+#: nccl-tests' own bandwidth check failed: its average bus bandwidth below 0.9 x NCCL_TESTS_MIN_BW (it exits non-zero).
+BANDWIDTH_CHECK_FAILED = "BandwidthCheckFailed"
 
 #: Raw rows kept by default; averages always cover every row.
 DEFAULT_MAX_ROWS = 2048
@@ -299,6 +301,7 @@ class NcclAggregator:
         self.skipped_rows: list[SkippedRow] = []
         self.skipped_wrong: tuple[float, str] | None = None  # (wrong elements, where): the first refused row with any
         self.reported_errors: str | None = None  # what a -J document's "errors" says went wrong
+        self.bandwidth_check: float | None = None  # the first average bus bandwidth nccl-tests itself judged FAILED
         self.remarks: list[str] = []
         self.networks: dict[str, None] = {}  # NCCL's network transports, as its init lines name them, in order
         self.connections: dict[str, None] = {}  # the network transports its connection lines name ("via NET/Socket/0")
@@ -458,7 +461,8 @@ class NcclAggregator:
             avg_bus_bandwidth=self.avg_bus_bandwidth,
             out_of_bounds=self.out_of_bounds,
             ranks=dict(self.ranks),
-            failure=_corruption(sizes, self.out_of_bounds, self.unjudged_excess, self.skipped_wrong),
+            failure=(_corruption(sizes, self.out_of_bounds, self.unjudged_excess, self.skipped_wrong)
+                     or _bandwidth_check(self.bandwidth_check)),
             skipped_count=self.skipped_count,
             skipped_rows=tuple(self.skipped_rows),
             incomplete=self._incomplete(),
@@ -488,6 +492,15 @@ class NcclAggregator:
             reasons.append(f"run {number}{f' ({program})' if program else ''}{more} printed no result rows and no "
                            f"summary{why}")
         return f"{which} never concluded: {'; '.join(reasons)}"
+
+
+def _bandwidth_check(average: float | None) -> Failure | None:
+    """BandwidthCheckFailed: nccl-tests' own check of its average bus bandwidth against NCCL_TESTS_MIN_BW said FAILED
+    (its footer's word, or -J's average_bus_bandwidth okay false), whatever thresholds the category has."""
+    if average is None:
+        return None
+    return Failure(BANDWIDTH_CHECK_FAILED, f"nccl-tests' own bandwidth check failed: average bus bandwidth {average:g} GB/s "
+                                           "is below 0.9 x the NCCL_TESTS_MIN_BW it was given")
 
 
 def _corruption(sizes: tuple[SizeAverage, ...], out_of_bounds: int | None, excess: Excess | None,

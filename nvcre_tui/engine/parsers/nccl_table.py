@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 from collections.abc import Iterable
 
@@ -32,7 +33,8 @@ _RANK = re.compile(
 )
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)", re.ASCII)
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)", re.ASCII)
-_AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)", re.ASCII)
+# nccl-tests 2.17+ judges its average itself when NCCL_TESTS_MIN_BW is set: "... : 52.9753 FAILED" (or OK).
+_AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)(?:\s+(?:OK|(?P<failed>FAILED))\b)?", re.ASCII)
 # Lines saying why a run printed no table (NCCL's own WARN lines, nccl-tests' failure lines).
 _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"
                           r"|NCCL error|nccl(?:System|Internal|Remote|UnhandledCuda)Error|ncclInvalidUsage")
@@ -328,6 +330,8 @@ class TableReader:
             value = unsigned_number(match.group(1)) if match else None
             if value is not None:
                 self.aggregator.avg_bus_bandwidth = value
+            if match and match.group("failed") and self.aggregator.bandwidth_check is None:
+                self.aggregator.bandwidth_check = value if value is not None else math.nan
 
     def _footer(self) -> None:
         """The run's summary: every row read so far (batched ones folded first) is a concluded run's."""

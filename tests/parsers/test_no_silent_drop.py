@@ -194,13 +194,31 @@ def test_a_json_entry_that_is_no_object_is_named(entry: object, shown: str) -> N
 
 
 @pytest.mark.parametrize(("errors", "shown"), [(["boom"], "'boom'"), ("boom", "'boom'"), ([{"x": 1}, "b"], """'{"x": 1}' (and 1 more)""")])
-def test_json_errors_make_the_run_incomplete(capsys: pytest.CaptureFixture[str], tmp_path: Path, errors: object,
-                                             shown: str) -> None:
-    text = _nccl_json({"errors": errors})
+def test_json_errors_of_a_run_without_summary_make_it_incomplete(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                                 errors: object, shown: str) -> None:
+    text = _nccl_json({"errors": errors}, drop="average_bus_bandwidth")
     assert parse_nccl(text).incomplete == f"nccl-tests reported errors: {shown}"
     code, out = cli(capsys, tmp_path, "nccl", text)
     assert code == 1 and f"verdict FAILED RunIncomplete: nccl-tests reported errors: {shown}" in out
     assert parse_nccl(_nccl_json({"errors": []})).incomplete is None
+
+
+@pytest.mark.parametrize("errors", [[""], [], ""])
+def test_json_errors_of_a_clean_run_are_no_error(errors: object) -> None:
+    """nccl-tests writes `errors: [ncclGetLastError()]` whatever the outcome (src/util.cu writeErrors), and NCCL's
+    ncclGetLastError returns its last-error buffer, empty when nothing went wrong: every clean -J run wrote [""],
+    read as "nccl-tests reported errors" and failed RunIncomplete."""
+    result = parse_nccl(_nccl_json({"errors": errors}))
+    assert (result.incomplete, result.failure, result.notes()) == (None, None, ())
+
+
+def test_json_errors_of_a_run_that_concluded_are_a_note() -> None:
+    """The buffer holds the last WARN NCCL printed, benign ones too ("Failed to open libibverbs.so"): after the run's
+    summary it is said, never a failure; the summary, the rows and the out-of-bounds count decide."""
+    result = parse_nccl(_nccl_json({"errors": ["NET/IB : Got async event : port error"]}))
+    assert (result.incomplete, result.failure) == (None, None)
+    assert result.notes() == ("nccl: NCCL's last warning (nccl-tests' errors), in a run that concluded: "
+                              "'NET/IB : Got async event : port error'",)
 
 
 @pytest.mark.parametrize(("change", "drop", "note"), [

@@ -3,8 +3,10 @@
 An entry whose time or bandwidth is a negative or non-finite number (Python reads NaN and Infinity), or
 that has both halves but a field that cannot be read (its size included), is skipped and reported, like a
 table row, and so is an entry that is no object (null); an entry that is no result (trace replay: no
-out-of-place half) is not. A non-empty `errors` makes the run incomplete (nccl-tests says it went wrong); an
-`out_of_bounds` count that is missing or unreadable is a note (nccl-tests' own data check was not read).
+out-of-place half) is not. `errors` holds NCCL's last error text (ncclGetLastError: the last WARN NCCL printed, ""
+when none, so a clean run writes [""]): in a run that stopped before its summary it says why (the run is incomplete);
+after the summary (the run concluded) it is a note, never a failure. An `out_of_bounds` count that is missing or
+unreadable is a note (nccl-tests' own data check was not read).
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         elif (invalid := _invalid_cells(entry) or _refusal(entry)) is not None:
             aggregator.skip(invalid[0], invalid[1], f"results[{index}]", _wrong(entry))
     average = document.get("average_bus_bandwidth")
+    concluded = isinstance(average, dict) and _number(average.get("bandwidth")) is not None
     if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
         aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
         aggregator.runs_concluded += 1
@@ -200,7 +203,11 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         if average.get("okay") in ("false", False):
             aggregator.bandwidth_check = aggregator.avg_bus_bandwidth
     _out_of_bounds(document.get("out_of_bounds"), aggregator)
-    if errors := _errors(document.get("errors")):
+    if not (errors := _errors(document.get("errors"))):
+        pass
+    elif concluded:  # a warning NCCL printed on the way (nccl-tests writes its last one whatever the outcome)
+        aggregator.remarks.append(f"NCCL's last warning (nccl-tests' errors), in a run that concluded: {errors}")
+    else:
         aggregator.reported_errors = errors
 
 
@@ -225,8 +232,10 @@ def _out_of_bounds(bounds: Any, aggregator: NcclAggregator) -> None:
 
 
 def _errors(errors: Any) -> str | None:
-    """What a non-empty `errors` (a list, or a lone value) says, shown short; None for none."""
-    items = errors if isinstance(errors, list) else [] if errors in (None, "", {}) else [errors]
+    """What a non-empty `errors` (a list, or a lone value) says, shown short; None for none (an empty text is none:
+    nccl-tests writes NCCL's last error text even when it is "")."""
+    items = errors if isinstance(errors, list) else [errors]
+    items = [item for item in items if item not in (None, "", {})]
     if not items:
         return None
     first = items[0] if isinstance(items[0], str) else json.dumps(items[0])

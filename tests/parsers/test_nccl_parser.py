@@ -492,7 +492,7 @@ def test_a_row_another_rank_printed_into_is_named_skipped_not_dropped() -> None:
 
 @pytest.mark.parametrize("max_rows", [2048, 0])
 def test_nccl_tests_own_bandwidth_check_failing_is_a_failure(max_rows: int) -> None:
-    """nccl-tests 2.17+ judges its average bus bandwidth itself when NCCL_TESTS_MIN_BW is set (src/util.cu
+    """nccl-tests (since its first release) judges its average bus bandwidth itself when NCCL_TESTS_MIN_BW is set (src/util.cu
     writeResultFooter: '# Avg bus bandwidth    : %g FAILED', or OK; -J: average_bus_bandwidth okay "false") and exits
     non-zero. The parser read the number and passed the run nccl-tests failed."""
     text = fixture("nccl_e1_modern.txt")

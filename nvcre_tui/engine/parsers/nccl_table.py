@@ -33,7 +33,7 @@ _RANK = re.compile(
 )
 _STARTING = re.compile(r"Collective test starting:\s*(\S+)", re.ASCII)
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(\d+)", re.ASCII)
-# nccl-tests 2.17+ judges its average itself when NCCL_TESTS_MIN_BW is set: "... : 52.9753 FAILED" (or OK).
+# nccl-tests (every version) judges its average itself when NCCL_TESTS_MIN_BW is set: "... : 52.9753 FAILED" (or OK).
 _AVG_BUS = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)(?:\s+(?:OK|(?P<failed>FAILED))\b)?", re.ASCII)
 # Lines saying why a run printed no table (NCCL's own WARN lines, nccl-tests' failure lines).
 _NCCL_FAILED = re.compile(r"NCCL WARN|unhandled (?:system|cuda) error|Test (?:NCCL|CUDA) failure|Cuda failure"

@@ -1040,6 +1040,13 @@ def test_a_long_verdict_list_says_how_many_more_it_holds(tmp_path: Path, capsys:
     ("value >= 900", [409.98], False, None),
     ("value <= 5", [40.0], True, "threshold value <= 5 is below anything measured on this fleet: best 40.00 GB/s"),
     ("value >= 900 && value < 2000", [1.0], True, None),
+    # A negative bound: "far" is a share of its size, not of its signed value (-5 * 0.9 is -4.5, above the bound, so
+    # every value missing it read as far from it: best -5.01 was "out of reach").
+    ("value >= -5", [-5.01], True, None),
+    ("value >= -5", [-9.0], True, "threshold value >= -5 is above anything measured on this fleet: best -9.00 GB/s"),
+    ("value <= -5", [-4.99], True, None),
+    ("value <= -5", [-1.0], True, "threshold value <= -5 is below anything measured on this fleet: best -1.00 GB/s"),
+    ("value >= 0", [-0.01], True, None),  # a bound of zero has no size to be far from
 ])
 def test_threshold_out_of_reach(expression: str, values: list[float], all_failed: bool, expected: str | None) -> None:
     from nvcre_tui.engine.diagnose.summary import out_of_reach

@@ -30,13 +30,16 @@ def out_of_reach(metric: str, expression: str | None, values: Sequence[float], e
         return None
     op, limit = match.group(1), float(match.group(2))
     unit = shown_unit(metric)
+    margin = FAR * abs(limit)  # a share of the bound's size: of a negative bound too; a bound of zero has none
+    if not margin:
+        return None
     if op.startswith(">"):
         best = max(values)
-        if best < limit * (1 - FAR):
+        if best < limit - margin:
             return f"threshold {shown} is above anything measured on this fleet: best {best:.2f} {unit}".rstrip()
     else:
         best = min(values)
-        if best > limit * (1 + FAR):
+        if best > limit + margin:
             return f"threshold {shown} is below anything measured on this fleet: best {best:.2f} {unit}".rstrip()
     return None
 

@@ -124,6 +124,7 @@ from dataclasses import replace
 from typing import Literal, TypedDict
 
 from nvcre_tui.engine.diagnose import links
+from nvcre_tui.engine.diagnose.clearance import link_words
 from nvcre_tui.engine.diagnose.evidence import OUTWEIGH, Evidence
 from nvcre_tui.engine.diagnose.planner import MAX_ROUNDS, MAX_SUBJECT_TESTS, Planner, round_cap, screening_groups
 from nvcre_tui.engine.diagnose.summary import ValueShown, link_faults_crossed, record_text, significant, unnamed_links_said
@@ -340,6 +341,7 @@ def _conclude(state: DiagnoseState, ev: Evidence) -> DiagnoseState:
 
 
 FAULT_TESTS_SHOWN = 6  # failed tests a fault's message names (its `tests` hold them all)
+SHARED_LINKS_SHOWN = 4  # links an inconclusive node's note names that every failure of it crossed
 
 
 def _fault_note(state: DiagnoseState, ev: Evidence, h: links.Hypothesis, tests: tuple[int, ...]) -> Note:
@@ -368,9 +370,16 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
                 why = "no healthy node in its clique and its tests across cliques failed: its fault cannot be told from its clique's uplink"
             elif not ev.clear and state.min_group_size > 1:
                 why = "no healthy node left to confirm it against"
-            elif (link := ev.shared_link(node)) is not None and record["failed"] < record["tests"]:
-                why = (f"failed {record['failed']} of {record['tests']} tests, every failure across one link ({links.describe(link)}): "
+            elif len(shared := ev.shared_links(node)) == 1 and record["failed"] < record["tests"]:
+                why = (f"failed {record['failed']} of {record['tests']} tests, every failure across one link ({links.describe(shared[0])}): "
                        "that link failing part of the time explains them as well as the node")
+            elif shared and record["failed"] < record["tests"]:
+                # failures over three cliques or more cross several links alike: naming one of them (the first in
+                # order) blamed a link that may be sound
+                said = ", ".join(link_words(links.cliques_of(h)) for h in shared[:SHARED_LINKS_SHOWN])
+                more = f" and {len(shared) - SHARED_LINKS_SHOWN} more" if len(shared) > SHARED_LINKS_SHOWN else ""
+                why = (f"failed {record['failed']} of {record['tests']} tests, every failure across the same {len(shared)} links ({said}{more}): "
+                       "one of them failing part of the time explains them as well as the node")
             else:
                 why = f"failed {record['failed']} of {record['tests']} tests, but no two failures with different partners convict it"
             notes.append(Note(rnd, "inconclusive", f"{node}: {why}", (node,), tests=tuple(record["failedTests"])))

@@ -223,10 +223,9 @@ class Evidence:
         """Indexes of the node's failed tests, oldest first."""
         return [i for i in self.by_node.get(node, ()) if not self.tests[i].passed]
 
-    def shared_link(self, node: str) -> Hypothesis | None:
-        """The link hypothesis every failed test of this node exercised (see _one_link_spans), or None."""
-        common = links.common((self.spans[i] for i in self.failures(node)), self.uplinks)
-        return min(common) if common else None
+    def shared_links(self, node: str) -> list[Hypothesis]:
+        """The link hypotheses every failed test of this node exercised (see _one_link_spans), in order."""
+        return sorted(links.common((self.spans[i] for i in self.failures(node)), self.uplinks))
 
     # -- the posterior ---------------------------------------------------------------------------------------------
 
@@ -348,7 +347,7 @@ class Evidence:
             if len(hypotheses) == 1:
                 [h] = hypotheses
                 support = [j for j, hs in suspects.items() if hs == hypotheses]
-                if h not in self.named and h[0] == "pair" and self.disjoint_pair(support) and self._narrow(support):
+                if h not in self.named and h[0] == "pair" and self.disjoint_pair(support) and self._narrow(support) and self._told_apart(h, support):
                     self.named[h], added = tuple(support), True
         if not single:
             added |= self._name_cover(suspects)
@@ -366,7 +365,7 @@ class Evidence:
         for h in sorted(frozenset.intersection(*covers) if covers else ()):
             support = [i for i in left if links.in_test(h, self.spans[i])]
             besides = frozenset().union(*covers) - {h}
-            singled = h[0] != "pair" or any(left[i] == {h} for i in support)  # a pair: a failure nothing else explains
+            singled = h[0] != "pair" or any(left[i] == {h} for i in support) and self._told_apart(h, support)  # a pair: a failure nothing else explains
             if singled and self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support, besides):
                 self.named[h], added = tuple(support), True
         return added
@@ -397,11 +396,21 @@ class Evidence:
         if h[0] == "pair":
             # With no third clique holding a healthy node, the pair and either clique's uplink look the same.
             thirds = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - set(links.cliques_of(h)) - {""}
-            return any(suspects[i] == {h} for i in support) or not self.uplinks or not thirds
+            return (any(suspects[i] == {h} for i in support) or not self.uplinks or not thirds) and self._told_apart(h, support)
         partners = [{c for g in suspects[i] if g[0] == "pair" and h[1] in g for c in links.cliques_of(g)} - {h[1]} for i in support]
         return self._leaves_widely(h, support) and any(
             a.isdisjoint(b) and self.members[support[x]].isdisjoint(self.members[support[y]])
             for x, a in enumerate(partners) for y, b in enumerate(partners) if x < y)
+
+    def _told_apart(self, h: Hypothesis, support: Sequence[int]) -> bool:
+        """A pair failed a test over its two cliques alone, or no other pair crossed every one of its failures: a
+        pair a pass cleared that did may be a link failing part of the time, and the pair left by elimination, never
+        tested on its own, would take its blame (clique-0 to clique-3 failing half the time named clique-2 to
+        clique-3 after two failed tests over all four cliques and a pass of every other pair)."""
+        cliques = frozenset(links.cliques_of(h))
+        if any(self.spans[i] == cliques for i in support):
+            return True
+        return not any(g != h and g[0] == "pair" and all(links.in_test(g, self.spans[i]) for i in support) for g in self.eliminated)
 
     def _narrow(self, support: Sequence[int]) -> bool:
         """One of these failed tests spans at most NAMING_SPAN cliques: two failures over dozens of cliques each are as

@@ -82,7 +82,7 @@ def simulate(domains: Mapping[str, Sequence[str]], min_group_size: int, oracle: 
     state = first or start(domains, min_group_size, max_concurrent)
     names: set[str] = set()
     while not state.complete:
-        assert state.round < round_cap(max_concurrent), "diagnose did not finish"
+        assert state.round < planner.hard_stop(state), "diagnose did not finish"
         groups = plan_round(state)
         assert groups and all(re.fullmatch(DNS_LABEL, g.name) and len(g.name) <= 63 for g in groups)
         assert names.isdisjoint(g.name for g in groups) and len({g.name for g in groups}) == len(groups)
@@ -574,6 +574,21 @@ def test_every_wave_fits_max_concurrent_and_one_job_per_node(mc: int) -> None:
     state = simulate(EIGHT_CLIQUES, 2, oracle, mc)  # simulate checks each wave
     assert {n for n, v in state.verdicts().items() if v == "faulty"} == {"clique-c-n05", "clique-f-n01"}
     assert [f.cliques for f in state.infrastructure_faults] == [("clique-a", "clique-e")]
+
+
+def test_a_fleet_whose_screening_takes_more_waves_than_the_hard_stop_is_screened_whole() -> None:
+    """970 cliques under maxConcurrent 16: screening one clique a Job takes 61 waves, and the hard stop was 60 waves
+    whatever the fleet (round_cap(16)): the last ten cliques were never tested, their faulty node inconclusive
+    ("never tested (the run stopped first)"). 10,000 nodes in cliques of 8 under maxConcurrent 8 stopped so after
+    120 of their 157 screening waves. The hard stop now comes after the screening's own waves."""
+    domains = {f"c{c:04d}": [f"c{c:04d}-n0"] for c in range(970)}
+    state = start(domains, 1, 16)
+    while not state.complete:
+        groups = plan_round(state)
+        state = record_round(state, {g.name: "c0965-n0" not in g.nodes for g in groups})
+    assert {n for t in state.tests for n in t.nodes} == set(state.domain_of), "every node tested"
+    assert state.verdicts()["c0965-n0"] != "healthy" and not any("never tested" in n.message for n in state.notes)
+    assert state.round <= planner.hard_stop(state)
 
 
 def test_a_suspect_whose_partners_passes_would_leave_its_odds_short_is_confirmed_beside_them() -> None:

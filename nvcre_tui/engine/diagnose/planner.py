@@ -41,8 +41,18 @@ def _shuffled(nodes: Sequence[str], salt: int) -> list[str]:
 
 
 def round_cap(max_concurrent: int) -> int:
-    """The hard stop in waves: MAX_ROUNDS, more when maxConcurrent spreads a round over several waves."""
+    """The hard stop in waves after the screening: MAX_ROUNDS, more when maxConcurrent spreads a round over several
+    waves (see hard_stop)."""
     return MAX_ROUNDS * (math.ceil(16 / max_concurrent) if max_concurrent else 1)
+
+
+def hard_stop(state: DiagnoseState) -> int:
+    """The wave a run stops at, whatever the evidence: the screening's own waves beyond its first, then round_cap.
+    A fleet with more cliques than maxConcurrent screens one clique a Job (10,000 nodes in cliques of 8 under
+    maxConcurrent 8: 157 waves), which a cap counting from the first wave cut short, its last cliques never tested."""
+    screening = len(screening_groups(state.domains, state.min_group_size, state.max_concurrent))
+    waves = math.ceil(screening / state.max_concurrent) if state.max_concurrent else 1
+    return max(0, waves - 1) + round_cap(state.max_concurrent)
 
 
 def screening_groups(domains: Sequence[tuple[str, Sequence[str]]], m: int, max_concurrent: int) -> list[tuple[str, ...]]:
@@ -146,7 +156,7 @@ class Planner:
         return found
 
     def plan(self) -> tuple[Probe, ...]:
-        if self.state.round >= round_cap(self.state.max_concurrent):
+        if self.state.round >= hard_stop(self.state):
             return ()
         tests = self.state.tests
         repeats = sum(1 for t in tests if t.stage == "repeat")

@@ -436,7 +436,8 @@ def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, ca
     node = asyncio.run(_first_node(kubeconfig))
     assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
-    assert (out, err) == ("", "No output: the run failed, and neither its pods nor its Job hold any line of its log.\n")
+    assert out == "" and err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it "
+                                        "printed nothing. Why: "), err
 
 
 def test_follow_of_a_finished_job_without_a_run_ends(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

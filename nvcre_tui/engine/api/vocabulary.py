@@ -303,6 +303,11 @@ CORDONED_BEFORE_START: Final = "CordonedBeforeStart"
 # A failed group's reasons when no workload ran on it at all, or none whose result is taken (STOPPED_FOR_REFUSAL): its
 # nodes were not tested (the report counts none of them validated).
 NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, NODE_BUSY, SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED, *STOPPED_FOR_REFUSAL, CORDONED_BEFORE_START})
+# A failed run's reasons that say its workload never started: no pod made (refused, not reconciled, its namespace
+# terminating), none placed, or none able to start its command. Its log holds no line because nothing ran to print
+# one, not because a log was lost (views/waiting.no_output says so, and why).
+NOTHING_STARTED = frozenset({WORKLOAD_NOT_CREATED, INVALID_SPEC, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING,
+                             SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})
 # A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
 # them to finish), or for what an earlier Certification of the same name left to be collected.
 WAITING_FOR_NODES: Final = "WaitingForNodes"

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from nvcre_tui.engine.api.bodies import run_status
-from nvcre_tui.engine.api.vocabulary import FAILED, IN_PROGRESS, SIMULATED_OUTPUT, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES
+from nvcre_tui.engine.api.vocabulary import (
+    FAILED, IN_PROGRESS, NOTHING_STARTED, SIMULATED_OUTPUT, SUCCEEDED, WAITING_FOR_LEFTOVERS, WAITING_FOR_NODES,
+)
 from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.certification import HELD, is_held
@@ -76,6 +78,12 @@ def no_output(job: Obj | None, run: Obj | None, now: datetime, *, fleet_here: bo
         # No pod ever holds it: "neither its pods nor its Job hold any line" read as a log lost.
         said = "is running" if phase == "Running" else phase.lower()
         return f"No output here: the run {said}: {SIMULATED_OUTPUT}; give --sim-runner with the fleet's --scenario to read it.", None
+    reason = run_status(run).get("reason")
+    if phase == FAILED and reason in NOTHING_STARTED:
+        # "neither its pods nor its Job hold any line" read as a log lost, where no pod of it ever ran (an API server
+        # without the Trainer's or Job controller, a scheduler or a kubelet; an image that cannot be pulled)
+        message = run_status(run).get("message")
+        return f"No output: the run failed before its workload started ({reason}), so it printed nothing.", (str(message) if message else None)
     if phase in (SUCCEEDED, FAILED):  # on a cluster a failed run's pods are deleted (to free the GPUs): either may be
         return f"No output: the run {phase.lower()}, and neither its pods nor its Job hold any line of its log.", None
     if phase == "Running":

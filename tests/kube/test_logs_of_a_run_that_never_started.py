@@ -1,0 +1,50 @@
+"""`certification logs` of a run that failed before its workload started, on an API server alone with the Trainer's
+CRDs and no JobSet CRD (the run fails at once, WorkloadNotCreated): it said "No output: the run failed, and neither its
+pods nor its Job hold any line of its log.", which reads as a log lost, where no pod was ever made. It now says that the
+run failed before its workload started, with the run's reason, and why (the run's own message).
+
+Run on the emulator, and on a real kube-apiserver + etcd when KUBEBUILDER_ASSETS names them (skipped without)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nvcre_tui.cli import main
+from nvcre_tui.engine.clock import SystemClock
+from nvcre_tui.engine.store.protocol import NODE
+from tests.kube.bare import SERVERS, Bare, bare_server, trainer_without_jobset
+from tests.kube.cluster import store_on
+from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
+
+
+@pytest.fixture(params=SERVERS)
+def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bare]:
+    yield from bare_server(request, tmp_path)
+
+
+async def _a_node(kubeconfig: Path) -> str:
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        return str(sorted(n["metadata"]["name"] for n in (await store.list(NODE)).items)[0])
+    finally:
+        await store.close()
+
+
+def test_logs_of_a_run_whose_workload_was_never_made_say_so_and_why(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+    kubeconfig = bare.kubeconfig
+    asyncio.run(trainer_without_jobset(kubeconfig))
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "refused", "--wait"]) == 1
+    capsys.readouterr()
+    node = asyncio.run(_a_node(kubeconfig))
+    assert main(["certification", "logs", "refused", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "neither its pods nor its Job hold any line" not in err, err
+    assert err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it printed nothing. "
+                          "Why: Kubeflow Trainer's TrainJob is served but JobSet"), err
+    assert err.count("\n") == 1, err

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nvcre_tui.cli import EXIT_BAD_INPUT
+from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
 from nvcre_tui.engine.units import format_age
 from nvcre_tui.engine.workloads.lookup import trainer_served
 
@@ -79,7 +80,9 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             f"; {status.simulated_nodes} simulated by --sim-runner (no GPU behind them; `setup reset` removes them)"
             if status.simulated_nodes else "") + (
             f"; {status.simulated_strangers} labelled simulated by another client, not the simulator (real Nodes to nvcre: "
-            "--sim-runner does not play them and `setup reset` leaves them)" if status.simulated_strangers else "")),
+            "--sim-runner does not play them and `setup reset` leaves them)" if status.simulated_strangers else "") + (
+            f"; {_unlabelled(status.unlabelled_gpu_nodes)} not labelled {LABEL_GPU_PRESENT}=true (GPU feature discovery sets it; "
+            "label Nodes made by hand so): no run plans them" if status.unlabelled_gpu_nodes else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
         "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
         "scheduler": _scheduler_row(status.scheduler, status.kubelet_checked, status.simulated_nodes),
@@ -107,6 +110,12 @@ def unreadable_summary(status: InstallStatus) -> str | None:
     return (f"this user may not read {len(unknown)} of {len(rows)} checks (their rows say unknown and name the permission "
             f"refused; it reads {', '.join(seen) or 'none'}){installed}. setup status reads cluster-wide (CRDs, Namespaces, "
             "RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check")
+
+
+def _unlabelled(names: list[str], shown: int = 3) -> str:
+    """`2 (gpu-1, gpu-2)`, `5 (a, b, c, +2 more)`: GPU nodes named, a few."""
+    more = f", +{len(names) - shown} more" if len(names) > shown else ""
+    return f"{len(names)} ({', '.join(names[:shown])}{more})"
 
 
 def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pending: list[str]) -> tuple[str, str]:
@@ -187,7 +196,6 @@ def _init_step(status: InstallStatus) -> str:
 def _gpu_operator_row(objects: list[str], labelled: int) -> tuple[str, str, str]:
     """Whether the GPU Operator's own objects (its CRDs, its namespace) are there. GPU Feature Discovery's node label is
     told apart: anyone may set it (an API server alone has no operator behind it), so it never reads as the operator."""
-    from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
     from nvcre_tui.engine.kube.status import GPU_OPERATOR_CRDS, GPU_OPERATOR_NAMESPACES
 
     nodes = (f"{labelled} node{'s' if labelled != 1 else ''} labelled {LABEL_GPU_PRESENT}=true (the label GPU Feature "

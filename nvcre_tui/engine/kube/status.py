@@ -159,6 +159,9 @@ class InstallStatus:
     # `setup controller`'s Deployment of `nvcre controller` (None: none; unreadable: in `unknown` as controllerDeployment).
     # Not part of `installed`: the engine may as well run anywhere else (`nvcre controller`, a console).
     controller_deployment: DeploymentState | None = None
+    # Nodes with GPUs (capacity nvidia.com/gpu) not labelled nvidia.com/gpu.present=true (made by hand, no GPU feature
+    # discovery): counted among gpu_nodes, and no run plans them, whatever its target
+    unlabelled_gpu_nodes: list[str] = field(default_factory=list)
 
     def _our_part(self) -> dict[str, bool]:
         """Each check of OUR_PART: whether what it read is as init makes it (a read refused reads as absent)."""
@@ -364,6 +367,8 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
     # the simulated fleet plays its own Nodes' kubelets (`--sim-runner`): only the others need one
     real_gpu_nodes = [node for node in node_items if _is_gpu_node(node) and node["metadata"]["name"] not in simulated]
     silent = await _silent_nodes(store, clock, unknown, real_gpu_nodes)
+    unlabelled = sorted(node["metadata"]["name"] for node in node_items
+                        if _is_gpu_node(node) and labels_of(node).get(LABEL_GPU_PRESENT) != "true")
     controllers = await _controllers(store, clock, unknown) if any(c.present for c in trainer) else {}
     scheduler = await _scheduler(store, clock, unknown)
     deployment = await _read(unknown, "controllerDeployment", _get(store, DEPLOYMENT, ENGINE_NAME, namespace), None)
@@ -377,4 +382,5 @@ async def probe(store: ResourceStore, clock: Clock, namespace: str) -> InstallSt
                          len(simulated),
                          len(real_gpu_nodes), silent, controllers, scheduler, labelled,
                          namespace_obj is not None and not namespace_present, elsewhere, installed_schema(stored_crds),
-                         namespace_obj is None or is_install(namespace_obj), strangers, _deployment_state(deployment))
+                         namespace_obj is None or is_install(namespace_obj), strangers, _deployment_state(deployment),
+                         unlabelled_gpu_nodes=unlabelled)

@@ -132,6 +132,11 @@ def unmatched_reason(nodes: Sequence[Node], target: TargetSpec) -> str:
         return f"no Node named {', '.join(missing[:5])}" + (f" (and {len(missing) - 5} more)" if len(missing) > 5 else "")
     matching = [node for node in nodes if matches_target(node, target)]
     if not matching:
+        if not any(is_gpu_node(node) for node in nodes):
+            # Nodes made by hand (an API server alone: no GPU feature discovery) labelled with their product, count and
+            # clique but not this: "matches the target" named a target --category wrote, not the label every run needs
+            return (f"none of the {len(nodes)} Nodes matches the target, and none is labelled {LABEL_GPU_PRESENT}=true, which "
+                    "every run's nodes need: GPU feature discovery (the GPU Operator) sets it; label Nodes made by hand so")
         return f"none of the {len(nodes)} Nodes matches the target"
     return f"{len(matching)} Node(s) match the target but none is labelled {LABEL_GPU_PRESENT}=true"
 

@@ -107,6 +107,8 @@ def survey(nodes: Iterable[Node], key: str | None = None) -> Survey:
         platform = fleet_platform(counted)
     except PlatformError as error:
         platform, problem = ("unknown" if not counted else "heterogeneous"), str(error)
+        if everything and not counted:  # "no nodes" beside "Nodes: 4 (0 with GPUs)": it is GPU nodes there are none of
+            problem = f"no GPU node (labelled {LABEL_GPU_PRESENT}=true) to detect a platform from"
     architecture = majority_architecture(counted)
     chosen = key or LABEL_GPU_CLIQUE
     return Survey(len(everything), len(gpu), sum(1 for n in gpu if is_cordoned(n)), platform, problem, architecture, chosen, key is None,

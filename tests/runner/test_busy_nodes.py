@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import xml.etree.ElementTree as ET
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +284,51 @@ def test_a_failed_read_of_others_pods_leaves_no_node_out_fails_nothing_and_is_sa
     assert warned == [("Workflow", "BusyNodesUnknown", 1, f"the pods on its nodes could not be read ({said}): no node is left out as busy "
                                                             "with others' pods")], warned
     assert fault.hits == 4  # one list a node, once
+
+
+class _Until(Fault):
+    """A fault that answers while the engine's clock is before `until` (an API server failing for that long), then lets
+    every request through."""
+
+    def __init__(self, clock: ManualClock, until: datetime, **fields: Any) -> None:
+        super().__init__(**fields)
+        self.clock, self.until = clock, until
+
+    def matches(self, method: str, path: str, query: str, user_agent: str) -> bool:
+        return self.clock.now() < self.until and super().matches(method, path, query, user_agent)
+
+
+def _busy_read_failing_for(folder: Path, seconds: float) -> tuple[Obj, list[tuple[str, str, Any, str]], _Until]:
+    """The all-pass certification on four free nodes while the API server answers 503 to the pods list the busy check
+    needs for the clock's first `seconds`; its report and the Workflow's Events (type, reason, count, message)."""
+    clock = ManualClock(SIM_START)
+    fault = _Until(clock, SIM_START + timedelta(seconds=seconds), method="GET", path=r"/pods$", query=r"labelSelector=(!|%21)nvcre",
+                   status=503, message="etcdserver: leader changed")
+    report, objects = asyncio.run(emulator_report(folder, "all-pass-full-scale", trainer=False, scenario=on_prem(folder),
+                                                  server_faults=(fault,), clock=clock))
+    events = [(e.get("type"), e["reason"], e.get("count"), e["message"]) for e in objects["Event"]
+              if e["involvedObject"]["kind"] == "Workflow" and "busy" in e["reason"].lower()]
+    return report, events, fault
+
+
+def test_a_pods_list_the_busy_check_needs_failing_for_minutes_is_said_once_then_said_over(tmp_path: Path) -> None:
+    """The API server answers 503 to the pods list that finds busy nodes for three minutes: the Workflow waits (retried
+    with backoff), and once it has failed for BUSY_READ_PATIENCE its Workflow says so once in a Warning Event, with the
+    error; when a later list answers, a Normal Event says it is over, and the four nodes are certified. Before, nothing
+    said why the Workflow stood still: `certification describe` and the Events showed nothing."""
+    report, events, fault = _busy_read_failing_for(tmp_path, 180)
+    assert (report["result"], report["failedNodes"], report["excludedNodes"]) == ("PASSED", [], []), report
+    assert fault.hits > 5, fault.hits  # retried all along
+    [(kind, reason, times, said), (kind2, reason2, times2, said2)] = sorted(events, key=lambda e: e[0] != "Warning")
+    assert (kind, reason, times) == ("Warning", "BusyNodesUnread", 1), events
+    assert said.startswith("the pods on its nodes could not be read for 1m0") and "(the API server failed: " in said, said
+    assert said.endswith("): it waits for them to tell busy nodes, retried with backoff"), said
+    assert (kind2, reason2, times2) == ("Normal", "BusyNodesRead", 1), events
+    assert said2.startswith("the pods on its nodes were read again, after failing for 3m"), said2
+
+
+def test_a_pods_list_the_busy_check_needs_failing_briefly_is_not_said(tmp_path: Path) -> None:
+    """A blip (503s for 20 s, an API server restarting) is retried without a word: no Event either way."""
+    report, events, fault = _busy_read_failing_for(tmp_path, 20)
+    assert (report["result"], events) == ("PASSED", []), (report["result"], events)
+    assert fault.hits > 1, fault.hits

@@ -279,6 +279,11 @@ NODE_BUSY: Final = "NodeBusy"
 # refusal no retry mends, RBAC's or a proxy's): none of its nodes is left out NodeBusy, its category goes on as if
 # none were busy; said once (a repeat merges into the same Event, counted).
 BUSY_NODES_UNKNOWN: Final = "BusyNodesUnknown"
+# A Warning Event on a Workflow whose nodes' other pods could not be read, on transient answers (a 5xx, a timeout, a reset
+# connection), for BUSY_READ_PATIENCE (controllers/context.py): it waits, the read retried with backoff; said once an
+# episode, and its end said by a Normal BUSY_NODES_READ Event once a later read answers.
+BUSY_NODES_UNREAD: Final = "BusyNodesUnread"
+BUSY_NODES_READ: Final = "BusyNodesRead"
 # A category's (its Workflow's, or its own where none was made) Failed reason when every node its target selects was left
 # out for its own state, not the category's fit: busy (NODE_BUSY), cordoned or not Ready (UNAVAILABLE_STATES). Nothing was
 # tested and no node is at fault: its certification reads INCOMPLETE (condition Succeeded), never FAILED, never PASSED.

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from nvcre_tui.engine.api.nodes import plans_the_same
-from nvcre_tui.engine.api.vocabulary import BUSY_NODES_UNKNOWN
+from nvcre_tui.engine.api.vocabulary import BUSY_NODES_READ, BUSY_NODES_UNKNOWN, BUSY_NODES_UNREAD
 from nvcre_tui.engine.clock import Clock, format_time
 from nvcre_tui.engine.controllers.foreign import as_nvcre_reads_it
 from nvcre_tui.engine.controllers.timeslice import TimeSlice
@@ -18,11 +19,30 @@ from nvcre_tui.engine.runners.base import NamespaceProbe, NodeOccupants, Runner
 from nvcre_tui.engine.store.cache import WatchCache
 from nvcre_tui.engine.store.errors import AlreadyExists, Conflict, NamespaceTerminating, NotFound, StoreError, Unauthorized, failure_line
 from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE, WORKFLOW, ResourceKind, ResourceStore
+from nvcre_tui.engine.units import count, format_duration
 
 Obj = dict[str, Any]
 # Ctx.lost_child: how a child its owner waits for was lost.
 DELETED = "deleted"
 DISOWNED = "disowned"
+
+
+# How long the pods list the busy check needs (Context.node_occupants) may fail on transient answers before its Workflow
+# says so (BUSY_NODES_UNREAD). Its Workflow waits meanwhile, the read retried with the work queue's backoff (0.5 s doubling:
+# about seven attempts in a minute). An API server restarting, or a control plane upgraded one member at a time, answers
+# 5xx or drops connections for tens of seconds, which is no news to an SRE and is not said; a Workflow standing still past
+# a minute is, and `certification describe` and the Events said nothing of why.
+BUSY_READ_PATIENCE = timedelta(seconds=60)
+
+
+@dataclass
+class Unread:
+    """An episode of failed reads of a Workflow's nodes' other pods: when the first failed, how many did, and whether
+    its Workflow said so."""
+
+    since: datetime
+    attempts: int = 0
+    said: bool = False
 
 
 class NameCollision(Exception):
@@ -98,6 +118,9 @@ class Context:
     progress: dict[str, Progress] = field(default_factory=dict)
     # The engine's share of the event loop: work that grows with a group's nodes breathes through it (the live loop's).
     slice: TimeSlice = field(default_factory=TimeSlice)
+    # The reads of others' pods failing on transient answers, by Workflow uid (node_occupants): in memory, as `progress`;
+    # an engine started again mid-episode counts it anew (said again at most once: the Event merges, counted).
+    unread: dict[str, Unread] = field(default_factory=dict)
 
     def now(self) -> str:
         """The clock's time, as Kubernetes writes it."""
@@ -187,14 +210,36 @@ class Context:
         again, or says so once."""
         if not isinstance(self.runner, NodeOccupants) or not nodes:
             return {}
+        uid = str(wf["metadata"].get("uid") or "")
         try:
-            return await self.runner.others_on(nodes)
+            found = await self.runner.others_on(nodes)
         except StoreError as error:
+            if error.retryable:
+                await self._unread(wf, uid, error)
             if error.retryable or isinstance(error, Unauthorized):
                 raise
+            self.unread.pop(uid, None)  # over: said as BUSY_NODES_UNKNOWN
             await self.event(wf, "Warning", BUSY_NODES_UNKNOWN, f"the pods on its nodes could not be read ({failure_line(error)}): "
                                                                  "no node is left out as busy with others' pods")
             return {}
+        episode = self.unread.pop(uid, None)
+        if episode is not None and episode.said:
+            failing = format_duration((self.clock.now() - episode.since).total_seconds())
+            await self.event(wf, "Normal", BUSY_NODES_READ, f"the pods on its nodes were read again, after failing for {failing} "
+                                                              f"({count(episode.attempts, 'attempt')})")
+        return found
+
+    async def _unread(self, wf: Obj, uid: str, error: StoreError) -> None:
+        """One more transient failure to read Workflow `wf`'s nodes' other pods: said once, in a Warning Event, once they
+        have failed for BUSY_READ_PATIENCE."""
+        episode = self.unread.setdefault(uid, Unread(since=self.clock.now()))
+        episode.attempts += 1
+        failing = self.clock.now() - episode.since
+        if episode.said or failing < BUSY_READ_PATIENCE:
+            return
+        await self.event(wf, "Warning", BUSY_NODES_UNREAD, f"the pods on its nodes could not be read for {format_duration(failing.total_seconds())} "
+                                                           f"({failure_line(error)}): it waits for them to tell busy nodes, retried with backoff")
+        episode.said = True  # once recorded: an Event the store refused is tried again at the next failure
 
     async def lost_child(self, kind: ResourceKind, name: str, owner: Obj) -> str | None:
         """Why a child missing from this sweep's view of `owner`'s children is lost, confirmed with a live read (a cache

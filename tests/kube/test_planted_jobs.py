@@ -95,6 +95,9 @@ async def test_a_job_planted_with_looser_thresholds_does_not_pass_its_group(clus
         assert (code, report["result"], report["failedNodes"], report["inconclusiveNodes"]) == (1, "FAILED", [], []), report
         assert (failed["name"], failed["reason"], failed["failedNodes"]) == ("group-2", FOREIGN_SPEC, [])
         assert failed["message"] == _refusal(refused)["message"] and "written by kubectl-create" in err
+        # the category's reason says what happened to it: refused, not "1 group failed ...; 0 nodes blamed"
+        assert report["categories"][0]["failureReason"] == (
+            f"1 group refused (group-2: {FOREIGN_SPEC}: {failed['message']}): nothing it ran is taken, no node blamed"), report["categories"][0]
 
 
 async def test_a_job_planted_on_another_node_list_blames_nobody(cluster) -> None:  # noqa: F811
@@ -110,6 +113,10 @@ async def test_a_job_planted_on_another_node_list_blames_nobody(cluster) -> None
         refused = await admin.get(JOB, planted["metadata"]["name"], NAMESPACE)
         assert _refusal(refused).get("reason") == FOREIGN_SPEC and not refused["status"].get("failedNodes"), refused["status"]
         assert done["status"]["summary"]["failedNodes"] == 1  # gpu-node-03, by its own group-2
+        # the Workflow's reason counts the refused group apart from the one that blamed gpu-node-03
+        said = (cond.find(wf["status"]["conditions"], "Failed") or {}).get("message")
+        assert said == (f"2 groups failed across 1 iteration; 1 node blamed; 1 group refused (group-1: {FOREIGN_SPEC}: "
+                        f"{_refusal(refused)['message']}): nothing it ran is taken"), said
 
 
 async def _job_of(admin: KubeStore, group: str, phase: str | None = None) -> Obj | None:

@@ -16,7 +16,7 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_sp
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
-                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
+                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, REFUSED, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
                                              WORKLOAD_NOT_STARTED, group_nodes_value)
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.busy import asked_of, busy_members, record_busy
@@ -278,6 +278,19 @@ def _launched_name(wf: Obj, orch: Obj, group: Obj, jobs: Mapping[str, Obj]) -> s
     return name
 
 
+def _refused(groups: Sequence[Mapping[str, Any]]) -> str:
+    """The failed groups whose Job the engine refused for another hand's writing (REFUSED: a Job planted under the name
+    it gives the group's, or whose spec or status was edited), the first named with why: `1 group refused (group-2:
+    SpecWrittenByAnother: Job default/x: its spec was written by kubectl-create, ...): nothing it ran is taken`; "" for none."""
+    refused = [g for g in groups if g.get("reason") in REFUSED]
+    if not refused:
+        return ""
+    first = refused[0]
+    which = "" if len(refused) == 1 else "the first, "
+    return (f"{count(len(refused), 'group')} refused ({which}{first.get('name')}: {first.get('reason')}: {first.get('message') or 'no message'}): "
+            f"nothing {'it' if len(refused) == 1 else 'they'} ran is taken")
+
+
 def _closing(groups: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The first group whose Job its namespace refused (being terminated), or None."""
     return next((g for g in groups if g.get("phase") == FAILED and g.get("reason") == NAMESPACE_TERMINATING), None)
@@ -528,6 +541,9 @@ async def _finalize(
         message = f"{count(len(failed_groups), 'group')} failed across {count(len(history), 'iteration')}; {count(len(failed_names), 'node')} blamed"
         if not diagnosing and (together := _blamed_only_together(recorded, jobs) & failed_names):
             message += f" ({'all' if together == failed_names else len(together)} only with their whole group: no node named)"
+        if not diagnosing and (refused := _refused(failed_groups)):
+            # every failed group refused: that is what happened ("1 group failed ...; 0 nodes blamed" said nothing of it)
+            message = f"{refused}, no node blamed" if not failed_names and all(g.get("reason") in REFUSED for g in failed_groups) else f"{message}; {refused}"
         if not diagnosing and (timed_out := timed_out_said(_with(wf, orch))):
             reason, message = TIMED_OUT_EVERYWHERE, timed_out
         if stopped:

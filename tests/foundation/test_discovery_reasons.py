@@ -40,8 +40,8 @@ def test_a_name_in_node_names_the_run_cannot_take_is_excluded_by_name() -> None:
 
 
 def test_a_category_every_node_of_which_is_busy_is_refused_naming_the_first_ones_holders() -> None:
-    """Every eligible node's GPUs held by others' pods: none is left (the Workflow fails NodesUnavailable at once,
-    testing and blaming none: none_available), and the one line says what holds the first, as it does of the first node
+    """Every eligible node's GPUs held by others' pods: none is left (the Workflow waits NODE_WAIT for one, as for
+    cordoned nodes, then fails NodesUnavailable, testing and blaming none: none_available), and the one line says what holds the first, as it does of the first node
     short of resources."""
     from nvcre_tui.engine.planning.discovery import discover, leave_out_busy
 

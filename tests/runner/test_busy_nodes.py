@@ -206,8 +206,9 @@ def test_of_others_pods_only_what_holds_room_is_kept(tmp_path: Path, nodes: int)
 
 
 def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_reads_incomplete(tmp_path: Path) -> None:
-    """All four nodes' GPUs held by team-a: the category can test no node and none is at fault. Its Workflow fails
-    NodesUnavailable (not NodeDiscoveryError) naming the first holders, the report lists every node with what holds it,
+    """All four nodes' GPUs held by team-a, and still after the wait for a node (discovery.NODE_WAIT, as a cordoned
+    fleet's): the category can test no node and none is at fault. Its Workflow fails NodesUnavailable (not
+    NodeDiscoveryError) naming the first holders and the nodes, the report lists every node with what holds it,
     and the certification reads FAILED under that reason (nothing measured is nothing certified: INCOMPLETE exits 0 as a
     pass does), no node blamed."""
     pods = [others_pod(f"trainer-{n}", f"gpu-node-0{n}", 8) for n in range(1, 5)]
@@ -219,8 +220,8 @@ def test_a_category_every_node_of_which_is_busy_tests_nothing_blames_none_and_re
     assert (category["status"], category["excludedNodes"]) == ("Failed", busy)
     assert category["failureReason"] == (
         "no node to test, every one the target selects unavailable (4 nodes: GPUs, CPUs or memory a pod needs held by other "
-        "pods (not nvcre's) (the first, gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-1, 8 needed)): "
-        "nothing tested, no node blamed")
+        "pods (not nvcre's) (the first, gpu-node-01: 8 of 8 nvidia.com/gpu requested by team-a/trainer-1, 8 needed); "
+        "gpu-node-01, gpu-node-02, gpu-node-03, gpu-node-04): nothing tested, no node blamed")
     [cert] = objects["Certification"]
     assert [(c["type"], c["reason"]) for c in cert["status"]["conditions"] if c["status"] == "True" and c["type"] in ("Succeeded", "Failed")] == [
         ("Failed", "NodesUnavailable")], cert["status"]["conditions"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,6 +25,7 @@ from nvcre_tui.engine.controllers.context import DISOWNED, Context, Leftover, Na
 from nvcre_tui.engine.controllers.disowned import end_disowned_workflow
 from nvcre_tui.engine.controllers.iterations import blamed_names, excluded_counted, nodes_by_group
 from nvcre_tui.engine.judging.untested import WORKFLOW_DISOWNED
+from nvcre_tui.engine.planning.discovery import NODE_WAIT
 from nvcre_tui.engine.planning.manifest import certification_problems
 from nvcre_tui.engine.planning.render import RenderedCategory, RenderError, category_workflow_name, render_category
 from nvcre_tui.engine.runners.base import NAMESPACE_PROBE_SECONDS
@@ -33,7 +34,6 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.units import count, listed
 
 Obj = dict[str, Any]
-NODE_WAIT = timedelta(minutes=5)
 # How a category waiting for a Workflow on its nodes says so: it looks again when a Workflow finishes, not at every
 # Node change (engine._waits_for_nodes).
 HELD = "waits for "
@@ -127,7 +127,7 @@ async def reconcile_certification(ctx: Context, cert: Obj, world: World) -> floa
                     status["waitingSince"] = ctx.now()
                 waited = ctx.clock.now() - _waiting_since(ctx, cert, status)
                 if error.field == "target" and waited < NODE_WAIT:
-                    status.update(reason=WAITING_FOR_NODES, message=str(error))
+                    status.update(reason=WAITING_FOR_NODES, message=error.waiting or str(error))
                     requeue = (NODE_WAIT - waited).total_seconds()
                 else:  # every node it selects cordoned or not Ready: none at fault, nothing tested (FAILED NodesUnavailable, as all busy)
                     status.update(status=FAILED, reason=NODES_UNAVAILABLE if error.unavailable else "WorkflowValidationFailed", message=str(error))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -16,8 +17,9 @@ from nvcre_tui.engine.api.bodies import group_nodes, job_status, job_template_sp
 from nvcre_tui.engine.api.nodes import node_labels
 from nvcre_tui.engine.api.validation import validation_messages
 from nvcre_tui.engine.api.vocabulary import (ANNOTATION_FITTED_SHARE, ANNOTATION_GROUP_NODES, FAILED, HARDWARE_FAILED, HARDWARE_FAILURE_DETECTED, IN_PROGRESS, LABEL_GROUP,
-                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, REFUSED, SUCCEEDED, VALIDATION_FAILED, WORKLOAD_FAILED,
-                                             WORKLOAD_NOT_STARTED, group_nodes_value)
+                                             LABEL_ITERATION, LABEL_WORKFLOW, NAMESPACE_TERMINATING, NODE_BUSY, NODES_UNAVAILABLE, REFUSED, SUCCEEDED, VALIDATION_FAILED, WAITING_FOR_NODES,
+                                             WORKLOAD_FAILED, WORKLOAD_NOT_STARTED, group_nodes_value)
+from nvcre_tui.engine.clock import parse_time
 from nvcre_tui.engine.controllers import conditions as cond
 from nvcre_tui.engine.controllers.busy import asked_of, busy_members, record_busy
 from nvcre_tui.engine.controllers.context import DISOWNED, Context, World
@@ -33,7 +35,7 @@ from nvcre_tui.engine.judging.results import failed_nodes_configmap, job_failure
 from nvcre_tui.engine.judging.fabric_fault import fabric_wide, fault_message
 from nvcre_tui.engine.judging.thresholds import THRESHOLD_VIOLATED, diagnosis_values
 from nvcre_tui.engine.judging.untested import JOB_DELETED, JOB_DISOWNED, UNBLAMED_REASONS, tested_nothing
-from nvcre_tui.engine.planning.discovery import LEFT_TARGET, discover, excluded_text, leave_out_busy, unmatched_reason
+from nvcre_tui.engine.planning.discovery import LEFT_TARGET, NODE_WAIT, discover, excluded_text, leave_out_busy, unavailable_said, unmatched_reason
 from nvcre_tui.engine.planning.fitting import fitted_shares
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.partition import partition, topology_key
@@ -46,6 +48,10 @@ from nvcre_tui.engine.units import count
 
 # A group's reason when its Job was deleted before the engine saw it finish (while running, or while the engine was
 # down): someone's act, no node's; what the Job found, if it finished, went with it.
+# How often a Workflow none of whose nodes is available looks again while it waits (discovery.NODE_WAIT): others' pods
+# ending wake no Workflow (the engine watches nvcre's pods only), so it reads the pods bound to its nodes again that often
+# (one list, or one a node up to 8: ten looks in the five minutes); a Node change (uncordoned) wakes it at once.
+NODE_LOOK_SECONDS = 30.0
 NOTE_ROOM = 160  # bytes kept for saying, in the Workflow's condition, that its verdicts were stored shortened
 
 Obj = dict[str, Any]
@@ -57,8 +63,7 @@ async def reconcile_workflow(ctx: Context, wf: Obj, world: World) -> float | Non
         return None
     orch: Obj = dict(orchestration_of(wf))
     if not orch.get("groups"):
-        await _partition(ctx, wf, world)
-        return 0.0
+        return await _partition(ctx, wf, world)
     jobs = {job["metadata"]["name"]: job for job in world.children_of(wf, "Job")}
     groups: list[Obj] = [dict(group) for group in current_groups(wf)]
     diagnosing = orch.get("diagnose") is not None
@@ -165,7 +170,21 @@ def _target(wf: Obj) -> TargetSpec:
         raise BadValue(f"{where}: {'; '.join(problems[:3])}") from None
 
 
-async def _partition(ctx: Context, wf: Obj, world: World) -> None:
+def _waited_for_nodes(ctx: Context, wf: Obj) -> timedelta:
+    """How long the Workflow has waited for a node to test (its InProgress condition WaitingForNodes since its
+    lastTransitionTime, on the engine's clock: kept in its status, so an engine started again goes on counting); zero
+    before it began; the whole wait where that time does not read (edited by hand: bounded, never a wait for ever)."""
+    waiting = cond.find(workflow_status(wf).get("conditions"), IN_PROGRESS)
+    if waiting is None or waiting.get("status") != "True" or waiting.get("reason") != WAITING_FOR_NODES:
+        return timedelta(0)
+    try:
+        return max(ctx.clock.now() - parse_time(waiting.get("lastTransitionTime")), timedelta(0))
+    except ValueError:
+        return NODE_WAIT
+
+
+async def _partition(ctx: Context, wf: Obj, world: World) -> float | None:
+    """Discover and partition the Workflow's nodes, recording its groups; seconds until it needs another look."""
     spec = wf["spec"]
     orch_spec, run = spec["orchestration"], spec["jobTemplate"]["spec"]["workload"]["workloadRun"]
     target = _target(wf)
@@ -177,7 +196,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
         found = discover(world.nodes, target, lambda platform, arch: gpus, lambda platform, arch: asked, lambda platform, arch: tolerations, shares)
     except PlatformError as error:
         await _fail(ctx, wf, "HeterogeneousPlatform", str(error))
-        return
+        return 0.0
     # Others' pods holding a node's GPUs (a shared cluster) are read as the category starts, the moment its pods would
     # meet them: a busy node is left out and named (NodeBusy), not waited for until its group fails untested.
     found = leave_out_busy(found, asked, await ctx.node_occupants(wf, found.names))
@@ -189,16 +208,23 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     if not found.nodes:
         why = found.exclusion_reason() if excluded else unmatched_reason(world.nodes, target)
         if found.none_available():  # every node busy (or cordoned, not Ready): nothing to test, none at fault
-            await _fail(ctx, wf, NODES_UNAVAILABLE, f"no node to test, every one the target selects unavailable ({why}): "
-                        "nothing tested, no node blamed", {"orchestration": base})
-            return
+            # the rule a category planned on cordoned nodes waits by (discovery.NODE_WAIT): busy GPUs are often freed
+            # minutes later; then NodesUnavailable, in the same words
+            if (waited := _waited_for_nodes(ctx, wf)) < NODE_WAIT:
+                message = unavailable_said(found, waiting=True)
+                conditions = cond.with_phase(workflow_status(wf).get("conditions"), IN_PROGRESS, WAITING_FOR_NODES, message, ctx.now())
+                first = not waited and cond.find(workflow_status(wf).get("conditions"), IN_PROGRESS) is None
+                await ctx.transition(WORKFLOW, wf, {"conditions": conditions}, [("Normal", WAITING_FOR_NODES, message)] if first else [])
+                return min(NODE_LOOK_SECONDS, (NODE_WAIT - waited).total_seconds())
+            await _fail(ctx, wf, NODES_UNAVAILABLE, unavailable_said(found, waiting=False), {"orchestration": base})
+            return 0.0
         await _fail(ctx, wf, "NodeDiscoveryError", f"no eligible nodes match the target ({why})", {"orchestration": base})
-        return
+        return 0.0
     try:
         plan = partition(found.nodes, orch_spec)
     except PartitionError as error:
         await _fail(ctx, wf, "PartitionError", str(error), {"orchestration": base})
-        return
+        return 0.0
     groups, npj = plan.groups, plan.nodes_per_job
     if plan.diagnose is not None:
         base["diagnose"] = plan.diagnose
@@ -211,6 +237,7 @@ async def _partition(ctx: Context, wf: Obj, world: World) -> None:
     if plan.replanned:
         events.append(("Warning", "PlanChanged", f"partitioned again, not as planned at creation: {plan.replanned}"))
     await ctx.transition(WORKFLOW, wf, {"conditions": conditions, "orchestration": stored_orchestration(orch), "startTime": ctx.now()}, events)
+    return 0.0
 
 
 def _group_status(group: Group) -> Obj:

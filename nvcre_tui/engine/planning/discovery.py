@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +29,7 @@ from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT, NODE_BUSY, NODE_N
 from nvcre_tui.engine.planning.platform import (
     allocatable_gpus, fleet_platform, majority_architecture, node_gpu_architecture, partitioned_gpus,
 )
-from nvcre_tui.engine.units import count
+from nvcre_tui.engine.units import count, format_duration, listed
 
 _OPERATORS: dict[str, Callable[[Mapping[str, str], NodeSelectorRequirement], bool]] = {
     "In": lambda labels, req: labels.get(req.key) in (req.values or []),
@@ -93,6 +94,26 @@ class Discovery:
                   for reason in ("InsufficientResources", NODE_BUSY) if reason in counts}
         return "; ".join(excluded_text(n, reason) + (f" (the first, {first.name}: {first.message})" if (first := firsts.get(reason)) else "")
                          for reason, n in counts.items())
+
+
+# How long a category none of whose target nodes is available (Discovery.none_available: every one cordoned, not Ready
+# or busy with others' pods) waits for one before it fails NodesUnavailable, testing and blaming none; one rule, whichever
+# the state and wherever it is found: cordoned and not Ready as the category is planned (controllers/certification.py,
+# on the Nodes), busy as its Workflow starts (controllers/workflow.py, on the pods bound there). Each of those states
+# usually passes within minutes (a node drained for a driver patch is uncordoned, another team's training ends or is
+# preempted), and a category failed for it at once was a certification to run again. The reference waits for none
+# (NodeDiscoveryError at once); a target that matches no node at all waits as long (a node may be joining).
+NODE_WAIT = timedelta(minutes=5)
+
+
+def unavailable_said(found: Discovery, *, waiting: bool) -> str:
+    """What a category none of whose nodes is available says, the one wording of both places that find it: while it
+    waits (`waiting`: NODE_WAIT at most) and once it failed for it (NodesUnavailable), naming why and the nodes."""
+    names = listed([item.name for item in found.excluded])
+    said = f"every one the target selects unavailable ({found.exclusion_reason()}; {names})"
+    if waiting:
+        return f"no node to test yet, {said}: waiting for one, up to {format_duration(NODE_WAIT.total_seconds())}"
+    return f"no node to test, {said}: nothing tested, no node blamed"
 
 
 def excluded_text(nodes: int, reason: str) -> str:

@@ -33,14 +33,14 @@ from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.judging.nodehealth import DEFAULT_NODE_HEALTH
 from nvcre_tui.engine.parsers.measurements import BANDWIDTH_UNIT, METRICS
 from nvcre_tui.engine.planning.catalog import PLACEHOLDER, TEMPLATE_VARIABLES, Catalog, CatalogEntry
-from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unmatched_reason
+from nvcre_tui.engine.planning.discovery import Discovery, discover, node_device_counts, unavailable_said, unmatched_reason
 from nvcre_tui.engine.planning.fitting import FITTED, FitError, fitted_requests, fitted_shares, with_requests
 from nvcre_tui.engine.planning.grouping import Group, PartitionError
 from nvcre_tui.engine.planning.merge import deep_merge
 from nvcre_tui.engine.planning.partition import Partition, partition
 from nvcre_tui.engine.planning.platform import PlatformError, topology_key
 from nvcre_tui.engine.planning.resolve import auto_nodes_per_job, resolve_options
-from nvcre_tui.engine.units import count, format_duration, listed, parse_duration
+from nvcre_tui.engine.units import count, format_duration, parse_duration
 
 # A recorded plan is a copy of the node names in the Workflow's spec, beside the one its status groups hold and the
 # one diagnose keeps: at 10,000 cloud names (about 0.5 MiB each) three copies pass the API server's 1.5 MiB object
@@ -69,10 +69,11 @@ class RenderError(ValueError):
     """A category cannot be rendered on these nodes; `field` is the option at fault, if any; `unavailable`: no node
     left, every one for its own state (Discovery.none_available: cordoned, not Ready), none at fault."""
 
-    def __init__(self, message: str, field: str | None = None, *, unavailable: bool = False) -> None:
+    def __init__(self, message: str, field: str | None = None, *, unavailable: bool = False, waiting: str | None = None) -> None:
         super().__init__(message)
         self.field = field
         self.unavailable = unavailable
+        self.waiting = waiting  # what the category says while it waits for a node (`unavailable`: discovery.unavailable_said)
 
 
 @dataclass(frozen=True)
@@ -248,8 +249,7 @@ def render_category(cert: Certification, index: int, nodes: Sequence[Node], cata
     if not found.nodes:
         why = found.exclusion_reason() if found.excluded else unmatched_reason(nodes, target)
         if found.none_available():  # none at fault: named, as a Workflow's excludedNodes name them where one starts
-            raise RenderError(f"no eligible nodes match ({why}); unavailable: {listed([item.name for item in found.excluded])}",
-                              "target", unavailable=True)
+            raise RenderError(unavailable_said(found, waiting=False), "target", unavailable=True, waiting=unavailable_said(found, waiting=True))
         raise RenderError(f"no eligible nodes match ({why})", "target")
     platform, arch = found.platform or "onprem", found.architecture or "unknown"
     options = resolve_options(catalog, entry, user, platform, arch)

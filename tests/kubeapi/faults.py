@@ -40,6 +40,7 @@ class Fault:
     delay: float = 0.0
     drop_stream_after: int | None = None
     expire_stream_after: int | None = None  # a watch sends an ERROR 410 Expired event after N events, then ends
+    send_first: tuple[bytes, ...] = ()  # raw lines a watch stream sends before its events (a hostile proxy's, a buggy server's)
     reset_connection: bool = False
     cut_body_after: int | None = None  # bytes of a (not already streamed) answer's body sent before the connection ends
     stall: float = 0.0                 # seconds of silence at the cut before the connection ends (real seconds)

@@ -361,7 +361,7 @@ class ApiServer:
                 return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          expire_after=fault.expire_stream_after if fault else None,
-                                         watchers=self._watchers)
+                                         send_first=fault.send_first if fault else (), watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:
@@ -373,7 +373,7 @@ class ApiServer:
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          expire_after=fault.expire_stream_after if fault else None,
-                                         watchers=self._watchers)
+                                         send_first=fault.send_first if fault else (), watchers=self._watchers)
             listed = list_body(self.registry, res, ns, query)
             if table:
                 return json_response(to_table(res, listed["items"], listed["metadata"], self.clock.now(),

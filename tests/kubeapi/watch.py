@@ -87,7 +87,8 @@ def _truthy(value: str | None) -> bool:
 
 async def serve_watch(request: web.Request, registry: Registry, res: Resource, namespace: str | None,
                       query: Mapping[str, str], *, bookmark_interval: float, drop_after: int | None,
-                      watchers: set[Watcher], expire_after: int | None = None) -> web.StreamResponse:
+                      watchers: set[Watcher], expire_after: int | None = None,
+                      send_first: tuple[bytes, ...] = ()) -> web.StreamResponse:
     """Stream one watch until timeoutSeconds, server stop, a dropped-stream fault or the client leaving."""
     selection = parse_selection(res, namespace, query)
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
@@ -143,6 +144,8 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
     sent = 0
     try:
         await response.prepare(request)
+        for line in send_first:
+            await response.write(line)
         if error_line is not None:
             await response.write(error_line)
             return response

@@ -38,11 +38,19 @@ class _Garbled(Exception):
     """A line that is not JSON: the stream was cut mid-event (by a proxy, say)."""
 
 
+class _Malformed(_Garbled):
+    """JSON no API server sends in a watch (a change whose object has no metadata, an ERROR whose code is no number): a
+    proxy's or a broken server's; what it meant is unknown, so the stream is reopened from the last position as a
+    garbled one is. Taken as it came, it ended the cache's watch task with a KeyError, unseen."""
+
+
 def dropped_because(dropped: BaseException, read_timeout: float) -> str:
     """Why a watch stream dropped, in words: a read timeout said "()" (a TimeoutError has no words), a cut one aiohttp's
     repr of its parser's error, a garbled line the line alone."""
     if isinstance(dropped, TimeoutError):
         return f"no data within {read_timeout:g}s"
+    if isinstance(dropped, _Malformed):
+        return str(dropped)
     if isinstance(dropped, _Garbled):
         return f"cut mid-event: a line that is no JSON, {str(dropped)!r}"
     return lost_because(dropped)
@@ -104,7 +112,10 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                         metadata = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
                         kind_of_event = event.get("type")
                         if kind_of_event == "ERROR":
-                            status_error = error_from_status(int(obj.get("code") or 500), obj, subject)
+                            code = obj.get("code", 500)  # a Status without one: the reason alone tells (Expired)
+                            if not isinstance(code, int) or isinstance(code, bool):
+                                raise _Malformed(f"an ERROR event whose code is no number: {str(obj)[:80]!r}")
+                            status_error = error_from_status(code, obj, subject)
                             if isinstance(status_error, Gone):
                                 raise Gone.about(kind, None, subject.namespace,
                                                  f"resourceVersion {position} is older than the server's history "
@@ -113,6 +124,8 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                                 raise status_error
                             error = status_error
                             break
+                        if kind_of_event in _CHANGES and not isinstance(obj.get("metadata"), dict):
+                            raise _Malformed(f"a {kind_of_event} event whose object has no metadata: {str(obj)[:80]!r}")
                         failures, waited, seen = 0, 0.0, seen + 1
                         if metadata.get("resourceVersion"):
                             position = str(metadata["resourceVersion"])

@@ -5,6 +5,7 @@ server-side apply, discovery, close. Waits are recorded by an injected sleep, ne
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -75,7 +76,8 @@ async def test_list_is_paginated_with_limit_and_continue(cluster: Cluster) -> No
     assert all(o["kind"] == "Workflow" and o["apiVersion"] == "nvcre.nvidia.com/v1alpha1" for o in listed.items)
 
 
-async def test_expired_continue_token_restarts_the_list(cluster: Cluster) -> None:
+async def test_expired_continue_token_lists_again_whole(cluster: Cluster) -> None:
+    """As client-go's pager (FullListIfExpired): the rest is listed again in one answer, which cannot expire."""
     store = await cluster.open_store(page_size=2)
     for name in "abcde":
         await store.create(WORKFLOW, obj(name))
@@ -85,7 +87,39 @@ async def test_expired_continue_token_restarts_the_list(cluster: Cluster) -> Non
     listed = await store.list(WORKFLOW, "default")
     assert [o["metadata"]["name"] for o in listed.items] == list("abcde")
     assert store.stats.relists == 1
-    assert ["continue" in r.query for r in sent(cluster, "list")] == [False, True, False, True, True]
+    assert [(r.query.get("limit"), "continue" in r.query) for r in sent(cluster, "list")] == [
+        ("2", False), ("2", True), (None, False)]
+
+
+async def test_thousands_of_objects_listed_in_pages_while_written_to(cluster: Cluster) -> None:
+    """5,000 Workflows listed in pages of 500 while another client creates more, faster than the server's history keeps
+    (8 changes here): each page's continue token expired, the list restarted three times and gave up with Gone, "The
+    provided continue parameter is too old", and a cache's first list failed the command. The list is whole and
+    consistent: every object at its resourceVersion, none after it."""
+    workflows = cluster.server.resource("nvcre.nvidia.com", "v1alpha1", "workflows")
+    for index in range(5000):
+        cluster.server.registry.create(workflows, "default", obj(f"wf-{index:05d}"), manager="seed")
+    store = await cluster.open_store(page_size=500)
+    writer = await cluster.open_store()
+    created: dict[str, int] = {}
+    cluster.server.faults.add(Fault(method="GET", path=WORKFLOWS, query="continue=", delay=0.01))  # writes land between pages
+
+    async def write() -> None:
+        for index in range(10_000):
+            made = await writer.create(WORKFLOW, obj(f"new-{index:05d}"))
+            created[made["metadata"]["name"]] = int(made["metadata"]["resourceVersion"])
+
+    writing = asyncio.create_task(write())
+    try:
+        listed = await asyncio.wait_for(store.list(WORKFLOW, "default"), 10)
+    finally:
+        writing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writing
+    at = int(listed.resource_version)
+    names = [o["metadata"]["name"] for o in listed.items]
+    assert len(created) > HISTORY_LIMIT and any(rv > at for rv in created.values())  # written to while it was read
+    assert names == sorted([f"wf-{index:05d}" for index in range(5000)] + [n for n, rv in created.items() if rv <= at])
 
 
 async def test_built_in_list_items_get_their_type(store: KubeStore) -> None:

@@ -22,7 +22,7 @@ class RequestStats:
 
     requests: Counter[tuple[str, str]] = field(default_factory=Counter)  # (verb, plural) -> requests sent
     retries: int = 0          # requests sent again after a retryable error
-    relists: int = 0          # lists restarted because their continue token expired (410)
+    relists: int = 0          # lists read again whole because their continue token expired (410)
     watch_restarts: int = 0   # watch streams re-opened after the server closed or dropped one
     unreachable_since: float | None = None  # time.time() of the first request of a run that got no answer at all
     # time.time() since when no credentials could be had for a request (a kubeconfig exec plugin failed, as one that needs

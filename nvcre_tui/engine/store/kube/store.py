@@ -43,7 +43,6 @@ DEFAULT_PAGE_SIZE = 500
 DEFAULT_WATCH_TIMEOUT = 300
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_WATCH_PATIENCE = 300.0  # seconds a watch waits out an unreachable server before raising
-_MAX_RELISTS = 3               # a list whose continue token keeps expiring gives up with Gone
 _DISCOVERY = "discovery"
 STRICT = (("fieldValidation", "Strict"),)  # creates: unknown fields are refused, not dropped
 
@@ -83,27 +82,25 @@ class KubeStore:
         selectors = _selector_query(label_selector, field_selector)
         path = collection_path(kind, namespace)
         subject = Subject(kind, None, namespace)
-        for restart in range(_MAX_RELISTS + 1):
-            try:
-                items, version = await self._pages(kind, path, subject, selectors, keep)
-            except Gone:
-                # The continue token expired mid-list (compaction); only a fresh list is consistent.
-                if restart == _MAX_RELISTS:
-                    raise
-                self.stats.relists += 1
-                continue
-            items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
-            return ListResult(items, version)
-        raise AssertionError("unreachable")
+        try:
+            items, version = await self._pages(kind, path, subject, selectors, keep)
+        except Gone:
+            # The continue token expired mid-list (history compacted past the first page's revision): the rest in one
+            # answer, which cannot expire, as client-go's pager does (FullListIfExpired). Paged again, a kind written to
+            # faster than the server keeps history (thousands of Jobs of a running certification) expired every time.
+            self.stats.relists += 1
+            items, version = await self._pages(kind, path, subject, selectors, keep, paged=False)
+        items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        return ListResult(items, version)
 
     async def _pages(self, kind: ResourceKind, path: str, subject: Subject, selectors: Query,
-                     keep: Callable[[Obj], Obj | None] | None = None) -> tuple[builtins.list[Obj], str]:
+                     keep: Callable[[Obj], Obj | None] | None = None, *, paged: bool = True) -> tuple[builtins.list[Obj], str]:
         items: builtins.list[Obj] = []
         token = ""
         version = "0"
         first = True
         while first or token:
-            query = [*selectors, ("limit", str(self.page_size))] + ([("continue", token)] if token else [])
+            query = [*selectors, *((("limit", str(self.page_size)),) if paged else ())] + ([("continue", token)] if token else [])
             page = await self._transport.request("list", "GET", path, subject, query=query) or {}
             metadata = page.get("metadata") or {}
             if first:  # every page is served at the first page's resourceVersion

@@ -32,7 +32,7 @@ from .podlogs import PodLogs
 from .registry import Registry, bucket_of
 from .requestinfo import RecordedRequest, Target, not_served, resolve, truthy
 from .resources import BUILTINS, Resource
-from .storage import Storage
+from .storage import Backup, Storage
 from .table import to_table, wants_table
 from .tls import authority
 from .watch import Watcher, serve_watch
@@ -119,6 +119,20 @@ class ApiServer:
         for bucket in self.storage.buckets.values():
             bucket.history.clear()
             bucket.evicted_rv = self.storage.rv
+        if down_for:
+            await asyncio.sleep(down_for)
+        await self.start()
+
+    def backup(self) -> Backup:
+        """etcd's snapshot of every object and the revision now, for `restore`."""
+        return self.storage.backup()
+
+    async def restore(self, backup: Backup, down_for: float = 0.0) -> None:
+        """etcd restored from `backup` and the server restarted: objects and resourceVersion go back to the backup's (a
+        later resourceVersion is handed out again, to another change: restored without --bump-revision), the watch
+        history is lost. Served resources (CRDs) stay as they are."""
+        await self.stop()
+        self.storage.restore(backup)
         if down_for:
             await asyncio.sleep(down_for)
         await self.start()

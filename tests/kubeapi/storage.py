@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Change", "Bucket", "Storage", "Key", "SnapshotTooOld", "clone"]
+__all__ = ["Backup", "Change", "Bucket", "Storage", "Key", "SnapshotTooOld", "clone"]
 
 Obj = dict[str, Any]
 Key = tuple[str, str]  # (namespace or "", name)
@@ -151,6 +151,15 @@ class Bucket:
         return out
 
 
+@dataclass(frozen=True)
+class Backup:
+    """What `Storage.backup` saved: the revision, each bucket's objects and keys, the uid index."""
+
+    rv: int
+    buckets: dict[str, tuple[dict[Key, Obj], list[Key]]]
+    by_uid: dict[str, tuple[str, Key]]
+
+
 class Storage:
     """All buckets and the global revision; the only place revisions are handed out."""
 
@@ -191,6 +200,24 @@ class Storage:
         change = Change(rv, "DELETED", key, last, prev)
         self._publish(bucket, change)
         return change
+
+    def backup(self) -> Backup:
+        """Every object and the revision as they are now (`etcdctl snapshot save`); objects are never mutated once
+        stored, so the copy is of the indexes only."""
+        return Backup(self.rv, {name: (dict(bucket.objects), list(bucket.keys)) for name, bucket in self.buckets.items()},
+                      dict(self.by_uid))
+
+    def restore(self, backup: Backup) -> None:
+        """Objects and revision back as `backup` holds them (`etcdutl snapshot restore` without --bump-revision: later
+        revisions are handed out again, to other changes), history gone: the watch cache starts over at its revision.
+        Buckets of resources made since keep no objects."""
+        self.rv = backup.rv
+        for name, bucket in self.buckets.items():
+            objects, keys = backup.buckets.get(name, ({}, []))
+            bucket.objects, bucket.keys = dict(objects), list(keys)
+            bucket.history.clear()
+            bucket.evicted_rv = backup.rv
+        self.by_uid = dict(backup.by_uid)
 
     def drop_bucket(self, bucket_name: str) -> Bucket | None:
         return self.buckets.pop(bucket_name, None)

@@ -503,6 +503,17 @@ async def test_watch_from_ahead_of_the_server_waits_for_it_to_catch_up(cluster: 
     await watch.aclose()
 
 
+async def test_watch_from_ahead_of_a_server_that_never_catches_up_lists_again(cluster: Cluster, store: KubeStore) -> None:
+    """A server whose resourceVersion stays behind the watch's (etcd restored from a backup) was asked again for the
+    watch's whole patience, five minutes; after three answers in a row the watch ends with Gone: list again."""
+    ahead = str(cluster.server.resource_version + 5)
+    watch = store.watch(WORKFLOW, resource_version=ahead)
+    with pytest.raises(Gone, match=rf"^Workflow: resourceVersion {ahead} is ahead of the server's, 3 times in a row "
+                                   r"\(Too large resource version: \d+, current: \d+\): its history went back"):
+        await asyncio.wait_for(next_event(watch), 5)
+    assert len(sent(cluster, "watch")) == 3 and len(cluster.sleep.waits) == 2
+
+
 async def test_an_answer_cut_short_is_said_in_words(cluster: Cluster, store: KubeStore) -> None:
     """An answer whose connection closed before its end read `connection lost while reading (Response payload is not
     completed: <TransferEncodingError: 400, message='Not enough data to satisfy transfer length header.'>)`: aiohttp's

@@ -276,12 +276,14 @@ class WatchCache:
         if kind in self.objects:
             self._remove(kind, key_of(obj), own=True)
 
-    def _apply(self, kind: ResourceKind, obj: Obj, own: bool) -> None:
+    def _apply(self, kind: ResourceKind, obj: Obj, own: bool, listed_at: int | None = None, went_back: bool = False) -> None:
+        """`listed_at`: the resourceVersion of the list `obj` is from; `went_back`: that list is older than what the
+        cache had followed (the server's history went back): the list's state wins over any other."""
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             return  # not an object at all: nothing a reader could use
         key = key_of(obj)
         old = self.objects[kind].get(key)
-        if not newer(obj, old):
+        if not newer(obj, old) and not (old is not None and _contradicted(old, obj, listed_at, went_back)):
             return
         if old is not None:
             self._unindex(kind, key, old, staying=frozenset(_owner_uids(obj)))
@@ -357,22 +359,28 @@ class WatchCache:
 
     # ----- list and watch --------------------------------------------------------------------------------
 
-    async def _relist(self, kind: ResourceKind) -> str:
-        """List a kind and bring the cache in line with it; returns the list's resourceVersion."""
+    async def _relist(self, kind: ResourceKind, position: str | None = None) -> str:
+        """List a kind and bring the cache in line with it; returns the list's resourceVersion. `position`: where the
+        kind's watch had got to (None: the first list)."""
         result = await self.store.list(kind, self._namespace_of(kind), label_selector=self.selectors.get(kind))
         self.relists += 1
         self._unreachable.pop(kind, None)
         listed = {key_of(obj): obj for obj in result.items}
         snapshot = _rv({"metadata": {"resourceVersion": result.resource_version}})
+        followed = _rv({"metadata": {"resourceVersion": position}})
+        # A list older than what the watch had seen: the server's history went back (etcd restored from a backup), and
+        # a cached state that looks newer than the list's is from the history that is no more. Kept, a Node changed
+        # after the backup kept that change for ever, and one created after it was never removed.
+        went_back = snapshot is not None and followed is not None and snapshot < followed
         for key in [key for key in self.objects[kind] if key not in listed]:
             written = _rv(self.objects[kind][key])
-            if snapshot is not None and written is not None and written > snapshot:
+            if not went_back and snapshot is not None and written is not None and written > snapshot:
                 # Written (and `observe`d) after the list's snapshot, while its pages were read: not gone. Removed, it came
                 # back with the watch's next event: a DELETED and an ADDED told for an object that never left.
                 continue
             self._remove(kind, key, own=False)
         for obj in listed.values():
-            self._apply(kind, obj, own=False)
+            self._apply(kind, obj, own=False, listed_at=snapshot, went_back=went_back)
         return result.resource_version
 
     def _namespace_of(self, kind: ResourceKind) -> str | None:
@@ -419,14 +427,14 @@ class WatchCache:
                 if gone:
                     await asyncio.sleep(backoff(gone - 1))
                 gone += 1
-                resource_version = await self._relist_quietly(kind)
+                resource_version = await self._relist_quietly(kind, resource_version)
             except StoreError as error:
                 self._failed(kind, error)
                 await asyncio.sleep(backoff(failures, error))
                 failures += 1
                 # A list proves the server answers again (a quiet watch would not say so) and brings in what the
                 # broken watch missed.
-                resource_version = await self._relist_quietly(kind)
+                resource_version = await self._relist_quietly(kind, resource_version)
 
     def _failed(self, kind: ResourceKind, error: StoreError) -> None:
         """Record a failed watch or list of `kind`: the cache shows its last known state from now on."""
@@ -435,13 +443,13 @@ class WatchCache:
         # A 5xx or 429 is the server struggling (an etcd election, overload), not refusing: "no answer" fits.
         self.refused = not isinstance(error, RetryableError)
 
-    async def _relist_quietly(self, kind: ResourceKind) -> str:
+    async def _relist_quietly(self, kind: ResourceKind, position: str) -> str:
         """Relist until a list answers: a watch resumed before that would never say that the server answers again
         while the kind's objects do not change (the header said it refused long after it stopped)."""
         failures = 0
         while True:
             try:
-                return await self._relist(kind)
+                return await self._relist(kind, position)
             except StoreError as error:
                 self._failed(kind, error)
                 await asyncio.sleep(backoff(failures, error))
@@ -455,6 +463,16 @@ def backoff(failures: int, error: StoreError | None = None) -> float:
     step = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)] * (0.5 + random.random() / 2)
     asked = error.retry_after if error is not None else None
     return max(step, min(asked, RETRY_AFTER_CAP)) if asked else step
+
+
+def _contradicted(cached: Obj, listed: Obj, listed_at: int | None, went_back: bool) -> bool:
+    """Whether a list's state of an object replaces the cached one though it is not newer: the list is from a history
+    that went back, or the cached state is one at or before the list's resourceVersion that the list does not hold
+    (possible only if history went back: the cache saw a restored server's new revisions before it relisted)."""
+    if went_back:  # a revision handed out again may be another state of the same object
+        return cached != listed
+    written = _rv(cached)
+    return listed_at is not None and written is not None and written <= listed_at and written != _rv(listed)
 
 
 def _controlled_by(obj: Obj, uid: str) -> bool:

@@ -25,6 +25,12 @@ from .transport import Query, Transport
 __all__ = ["follow", "with_type"]
 
 _CHANGES = ("ADDED", "MODIFIED", "DELETED")
+# The API server's words when a watch's resourceVersion is ahead of its own (storage.NewTooLargeResourceVersionError, a 504
+# after it waited some seconds to catch up): an apiserver lagging its peers catches up within a try or two; one still
+# behind after AHEAD_TRIES answers in a row has a history that went back (etcd restored from a backup), which it never
+# catches up with, or does only to serve another history from there. client-go's reflector relists at the first.
+TOO_LARGE = "Too large resource version"
+AHEAD_TRIES = 3
 
 
 def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -80,6 +86,7 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
     subject = Subject(kind, None, namespace)
     position = resource_version
     failures = 0    # consecutive streams that failed to open or died before any event
+    ahead = 0       # ... of them answered that `position` is ahead of the server's resourceVersion
     waited = 0.0    # seconds spent backing off since the last event
     opened = 0
     watch_key = f"{path}?{'&'.join(f'{key}={value}' for key, value in selectors)}"
@@ -126,7 +133,7 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                             break
                         if kind_of_event in _CHANGES and not isinstance(obj.get("metadata"), dict):
                             raise _Malformed(f"a {kind_of_event} event whose object has no metadata: {str(obj)[:80]!r}")
-                        failures, waited, seen = 0, 0.0, seen + 1
+                        failures, waited, seen, ahead = 0, 0.0, seen + 1, 0
                         if metadata.get("resourceVersion"):
                             position = str(metadata["resourceVersion"])
                         if kind_of_event in _CHANGES:
@@ -149,6 +156,12 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                         await transport.retry.sleep(transport.retry.delay(0))
                     continue
             failures += 1
+            ahead = ahead + 1 if TOO_LARGE in error.message else 0
+            if ahead >= AHEAD_TRIES:
+                raise Gone.about(kind, None, subject.namespace,
+                                 f"resourceVersion {position} is ahead of the server's, {ahead} times in a row "
+                                 f"({error.message.split(': ', 1)[-1]}): its history went back (etcd restored from a "
+                                 "backup?); list again")
             if first_failed is None:
                 first_failed = time.time()
             else:  # a second failure in a row, not a blip one retry mends: what is cached is the last known state meanwhile

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from nvcre_tui.engine.parsers import parse_dcgm, parse_nccl
+from nvcre_tui.engine.parsers import parse_dcgm, parse_nccl, parse_training
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.parsers.prefixes import prefix_tokens, split_line_prefixes
 from tests.parsers.golden import fixture_text
@@ -29,6 +29,9 @@ STAMP = "2026-03-02T10:15:04.123456789Z"
         ("[0x18] NVIDIA H100", "[0x18] NVIDIA H100"),
         (f"[pod/nccl-launcher-7xq2z/mpi-launcher] {STAMP} [1,0]<stdout>:# Avg", "# Avg"),  # kubectl logs --prefix
         ("[pod/Upper/c] x", "[pod/Upper/c] x"),  # no DNS name: not kubectl's
+        ("[default3]:Fatal Python error: Segmentation fault", "Fatal Python error: Segmentation fault"),  # torchrun --tee
+        ("[default0]:[rank0]: Traceback (most recent call last):", "[rank0]: Traceback (most recent call last):"),
+        ("[rank0]: RuntimeError: boom", "[rank0]: RuntimeError: boom"),  # PyTorch's own: which rank failed, kept
     ],
 )
 def test_text_prefixes_in_any_mix(line: str, rest: str) -> None:
@@ -50,6 +53,8 @@ def test_the_kubelet_time_is_kept_whatever_comes_around_it() -> None:
         (["gpu-n01:4101:4160", "[0]", "NCCL"], 0, "gpu-n01:4101:4160"),
         (["[3]", "8", "-1[3]", "5.0", "0[3]", "4.9"], 1, "8"),
         (["[pod/nccl-worker-1/node]", STAMP, "1024"], 2, "1024"),
+        (["[default0]:#", "size"], 0, "#"),  # torchrun --tee, glued
+        (["[default0]:", "1024"], 1, "1024"),
     ],
 )
 def test_token_prefixes(tokens: list[str], count: int, first: str) -> None:
@@ -80,3 +85,20 @@ def test_kubectl_logs_prefix_reads_as_the_bare_log(stamps: bool, max_rows: int) 
     assert (result.row_count, result.avg_bus_bandwidth, result.out_of_bounds, result.incomplete) == (7, 52.9753, 0, None)
     table = fixture_text("dcgm_table_4x_pcie_fail.txt")
     assert parse_dcgm(kubectl_prefixed(table, stamps)).to_dict() == parse_dcgm(table).to_dict()
+
+
+def test_torchrun_tee_prefix_reads_as_the_bare_log() -> None:
+    """`torchrun --tee 3` relays each worker's lines behind "[default{local_rank}]:" (pytorch/pytorch#75087 shows it
+    on a crash). The error after a run's last step went unseen behind it (PyTorch's "[rank0]: " follows the tee's), so
+    a run that failed after its last step read whole; and nccl-tests read no row (NoDataCollected)."""
+    steps = fixture_text("training_real_megatron_mixtral_moe.log").replace("73/     100", "100/     100")
+    crash = ("[rank0]: Traceback (most recent call last):\n"
+             "[rank0]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error\n")
+    tee = "".join(f"[default0]:{line}" for line in (steps + crash).splitlines(keepends=True))
+    bare, teed = parse_training(steps + crash), parse_training(tee)
+    assert bare.incomplete is not None and "failed after its last step (100 of 100)" in bare.incomplete
+    assert (teed.incomplete, teed.measurements()) == (bare.incomplete, bare.measurements())
+    nccl = "".join(f"[default0]:{line.removeprefix('[1,0]<stdout>:')}"
+                   for line in fixture_text("nccl_real_eks_mpijob_launcher.txt").splitlines(keepends=True))
+    for max_rows in (2048, 0):
+        assert parse_nccl(nccl, max_rows=max_rows).measurements() == {BUS_BANDWIDTH: 437.79, "algBandwidthGBps": 233.49}

@@ -5,7 +5,9 @@ a label selector) the source in brackets before it ("[pod/NAME/CONTAINER] "); Op
 tag; Slurm `srun --label` the task id, a colon and a space ("0: ", padded when there are many tasks); MPICH and
 Intel MPI `mpirun -prepend-rank` (`-l`) the rank in brackets ("[3] ") before every write, so a line printed in
 several writes (an nccl-tests row: its size cells, then each half) carries the same tag again, glued to the cell
-before it ("-1[3]    1626.5"): those copies are cut out too.
+before it ("-1[3]    1626.5"): those copies are cut out too. `torchrun --tee 3` puts the worker's role and local rank
+before each line it relays, with no space ("[default3]:"); PyTorch's own "[rank3]: " before an exception's lines is
+no launcher prefix (it says which rank failed) and stays.
 A log can carry several of them, in whatever order its launchers nested.
 """
 
@@ -19,6 +21,8 @@ from nvcre_tui.engine.parsers.base import split_kubelet_prefix
 _MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:", re.ASCII)
 _SRUN_LABEL = re.compile(r"[ \t]*\d{1,7}: ", re.ASCII)
 _RANK_TAG = re.compile(r"\[\d{1,7}\] ", re.ASCII)
+# torchrun's "[{role}{local_rank}]:" (role "default" unless --role names one); never PyTorch's "[rank3]:".
+_TORCHRUN_TEE = re.compile(r"\[(?!rank\d)[A-Za-z_][\w.-]{0,62}?\d{1,5}\]:", re.ASCII)
 # kubectl's "[%s/%s/%s] " of kind, pod and container: DNS names (lower case, digits, '-' and '.').
 _KUBECTL_SOURCE = re.compile(r"\[pod/[a-z0-9][-a-z0-9.]{0,252}/[a-z0-9][-a-z0-9]{0,62}\] ", re.ASCII)
 _MAX_PREFIXES = 4
@@ -30,8 +34,8 @@ def split_line_prefixes(line: str) -> tuple[datetime | None, str]:
     for _ in range(_MAX_PREFIXES):
         stamp, rest = split_kubelet_prefix(line)
         if rest is line:
-            match = ((_MPI_TAG.match(line) or _RANK_TAG.match(line) or _KUBECTL_SOURCE.match(line)) if line[:1] == "["
-                     else _SRUN_LABEL.match(line))
+            match = ((_MPI_TAG.match(line) or _RANK_TAG.match(line) or _KUBECTL_SOURCE.match(line)
+                      or _TORCHRUN_TEE.match(line)) if line[:1] == "[" else _SRUN_LABEL.match(line))
             if match is None:
                 return when, line
             rest = line[match.end() :]
@@ -65,6 +69,12 @@ def prefix_tokens(tokens: list[str]) -> int:
                 tokens[start:] = " ".join(tokens[start:]).replace(token, " ").split()
         elif token[:5] == "[pod/" and _KUBECTL_SOURCE.fullmatch(token + " "):
             start += 1  # kubectl logs --prefix
+        elif token[:1] == "[" and (tee := _TORCHRUN_TEE.match(token)):
+            rest = token[tee.end() :]
+            if rest:  # "[default0]:#" or a size: glued, cut off in place
+                tokens[start] = rest
+                return start
+            start += 1
         elif token[:1] == "[" and _MPI_TAG.match(token):
             rest = token[token.index(">:") + 2 :]
             if rest:  # "[1,0]<stdout>:#" or a size that filled its column

@@ -19,6 +19,8 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import load_scenario
 from nvcre_tui.engine.store import CERTIFICATION, WORKFLOW, MemoryStore
+from nvcre_tui.engine.views.snapshot import Snapshot
+from nvcre_tui.engine.views.waiting import categories_waiting_for_nodes, waiting_to_start
 from tests.engine.test_certifications_share_nodes import CASE, certification
 from tests.scenarios.harness import NAMESPACE, catalog
 
@@ -40,9 +42,10 @@ class SharedFleet(SimulatedRunner):
                         "spec": {"nodeName": node, "containers": [{"resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}] for node in nodes}
 
 
-async def _certify(freed: timedelta | None) -> tuple[Obj, Obj, list[tuple[str, str, str]], timedelta]:
+async def _certify(freed: timedelta | None) -> tuple[Obj, Obj, list[tuple[str, str, str]], list[tuple[list[tuple[str, str]], str | None]], timedelta]:
     """A certification of four nodes all held by team-a (until `freed` after the start); its category status, its
-    Workflow, what that Workflow's InProgress condition said on the way (status, reason, message), and how long it took."""
+    Workflow, what that Workflow's InProgress condition said on the way (status, reason, message), what the console's
+    views said of it then (categories_waiting_for_nodes, waiting_to_start), and how long it took."""
     clock = ManualClock(SIM_START)
     store = MemoryStore(clock)
     scenario = load_scenario(CASE / "scenario.yaml")
@@ -51,18 +54,21 @@ async def _certify(freed: timedelta | None) -> tuple[Obj, Obj, list[tuple[str, s
     engine = Engine(store, clock, catalog(), runner)
     await store.create(CERTIFICATION, certification("shared", NODES))
     said: list[tuple[str, str, str]] = []
+    shown: list[tuple[list[tuple[str, str]], str | None]] = []  # the console's (wall, run --wait) words for its wait
 
     async def over() -> bool:
         for wf in (await store.list(WORKFLOW, NAMESPACE)).items:
             now = cond.find((wf.get("status") or {}).get("conditions"), "InProgress")
             if now is not None and now.get("status") == "True" and (seen := (now["status"], now["reason"], now["message"])) not in said:
                 said.append(seen)
+                snapshot = await Snapshot.read(store, NAMESPACE)
+                shown.append((categories_waiting_for_nodes(snapshot, "shared"), waiting_to_start(snapshot, "shared")))
         return cond.is_terminal(await store.get(CERTIFICATION, "shared", NAMESPACE))
 
     assert await engine.run_until_settled(until=over, max_seconds=6 * 3600)
     [status] = certification_status(await store.get(CERTIFICATION, "shared", NAMESPACE))["categoryStatuses"]
     [wf] = (await store.list(WORKFLOW, NAMESPACE)).items
-    return dict(status), wf, said, clock.now() - SIM_START
+    return dict(status), wf, said, shown, clock.now() - SIM_START
 
 
 WAITING = ("no node to test yet, every one the target selects unavailable (4 nodes: GPUs, CPUs or memory a pod needs held by "
@@ -73,15 +79,17 @@ WAITING = ("no node to test yet, every one the target selects unavailable (4 nod
 async def test_a_category_every_node_of_which_is_busy_waits_for_one_and_runs_when_they_are_freed() -> None:
     """team-a's training ends two minutes in: the category waited for it, said so on its Workflow, and then certified
     the four nodes. Before, its Workflow failed NodesUnavailable at its first look, a cordoned fleet's five minutes not given."""
-    status, wf, said, _ = await _certify(freed=timedelta(minutes=2))
+    status, wf, said, shown, _ = await _certify(freed=timedelta(minutes=2))
     assert (status["status"], status.get("reason")) == ("Succeeded", "JobCompleted"), status
     assert ("True", "WaitingForNodes", WAITING) in said, said
+    # the wall's "waits: ..." and the title's WAITING, as for a category waiting for nodes before its Workflow is made
+    assert shown[0] == ([("communication/nccl-all-reduce", WAITING)], "for a node of its target to be available"), shown
     assert wf["status"]["orchestration"]["totalNodes"] == 4 and not wf["status"]["orchestration"].get("excludedNodes"), wf["status"]
 
 
 async def test_a_category_every_node_of_which_stays_busy_fails_after_the_same_wait_as_a_cordoned_one() -> None:
     """Never freed: it fails NodesUnavailable once NODE_WAIT has gone by, in the words a cordoned fleet fails with."""
-    status, wf, said, took = await _certify(freed=None)
+    status, wf, said, _, took = await _certify(freed=None)
     assert (status["status"], status["reason"]) == ("Failed", "NodesUnavailable"), status
     assert status["message"] == WAITING.replace("no node to test yet", "no node to test").replace(
         ": waiting for one, up to 5m00s", ": nothing tested, no node blamed"), status

@@ -106,26 +106,38 @@ def pods_waiting(snapshot: Snapshot, category: CategoryView) -> PodsWaiting | No
     return PodsWaiting(category.name, len(waiting), len(in_progress), why, name, str(since) if since else None, bound)
 
 
+def _waits_for_nodes(category: CategoryView) -> bool:
+    """Whether a category waits for nodes: to match its target before its Workflow is made (discovery: none eligible
+    yet, e.g. every one cordoned), or, its Workflow made, for one of its nodes to be available (every one busy with
+    others' pods as it started: its Workflow InProgress WaitingForNodes, mirrored); not held by another Workflow."""
+    status = category.status
+    if status.get("reason") != WAITING_FOR_NODES or is_held(status):
+        return False
+    return status.get("status") == IN_PROGRESS if category.workflow is not None else status.get("status") == "Pending"
+
+
 def categories_waiting_for_nodes(snapshot: Snapshot, cert_name: str) -> list[tuple[str, str]]:
-    """(category, why) for each category of the certification that waits for nodes to match its target (discovery: none
-    eligible yet, e.g. every one cordoned), not held by another Workflow (categories_held says those)."""
+    """(category, why) for each category of the certification that waits for nodes (_waits_for_nodes), not held by
+    another Workflow (categories_held says those)."""
     view = snapshot.views.get(cert_name)
     return [(category.name, str(category.status.get("message"))) for category in (view.categories if view is not None else [])
-            if category.workflow is None and category.status.get("status") == "Pending" and category.status.get("reason") == WAITING_FOR_NODES
-            and not is_held(category.status)]
+            if _waits_for_nodes(category)]
 
 
 def waiting_to_start(snapshot: Snapshot, cert_name: str) -> str | None:
     """Why a certification none of whose categories has started waits, as a title says it after WAITING: "for
     certification first" (another certification holds, or is queued first for, its first waiting category's nodes),
-    "for nodes to match its target", "for a leftover Workflow of its name to go", else "to start"; None once a category
-    has its Workflow (or failed), when it is finished, or when it has no categories. Its summary says RUNNING then: the
+    "for nodes to match its target", "for a leftover Workflow of its name to go", "for a node of its target to be
+    available" (its Workflow made, every node it found busy with others' pods: discovery.NODE_WAIT), else "to start";
+    None once a category has its Workflow planned (or failed), when it is finished, or when it has no categories. Its summary says RUNNING then: the
     wall's title read RUNNING above "nothing runs yet"."""
     view, cert = snapshot.views.get(cert_name), snapshot.certification(cert_name)
     if view is None or cert is None or cond.is_terminal(cert) or not view.categories:
         return None
-    if any(c.workflow is not None or c.status.get("status") != "Pending" for c in view.categories):
+    if any(not _waits_for_nodes(c) and (c.workflow is not None or c.status.get("status") != "Pending") for c in view.categories):
         return None
+    if any(c.workflow is not None for c in view.categories):  # its Workflow made, every node it found unavailable
+        return "for a node of its target to be available"
     first = next((c.status for c in view.categories if c.status.get("reason")), view.categories[0].status)
     if is_held(first):  # "waits for certification first, running on 1 node of this category's"
         return "for " + str(first.get("message")).removeprefix(HELD).split(", ", 1)[0]

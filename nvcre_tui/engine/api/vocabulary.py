@@ -285,8 +285,9 @@ BUSY_NODES_UNKNOWN: Final = "BusyNodesUnknown"
 BUSY_NODES_UNREAD: Final = "BusyNodesUnread"
 BUSY_NODES_READ: Final = "BusyNodesRead"
 # A category's (its Workflow's, or its own where none was made) Failed reason when every node its target selects was left
-# out for its own state, not the category's fit: busy (NODE_BUSY), cordoned or not Ready (UNAVAILABLE_STATES). Nothing was
-# tested and no node is at fault: its certification reads INCOMPLETE (condition Succeeded), never FAILED, never PASSED.
+# out for its own state, not the category's fit: busy (NODE_BUSY), cordoned or not Ready (UNAVAILABLE_STATES), still so
+# after the wait for a node (planning/discovery.NODE_WAIT). Nothing was tested and no node is at fault: its certification
+# reads FAILED under this reason (nothing measured is nothing certified), never PASSED, and blames no node.
 NODES_UNAVAILABLE: Final = "NodesUnavailable"
 UNAVAILABLE_STATES = frozenset({"Cordoned", "NotReady", NODE_BUSY})
 NODE_NOT_FOUND: Final = "NodeNotFound"  # the run's reason when group nodes are gone from the cluster (its blockedNodes)
@@ -314,7 +315,8 @@ NOT_RUN = frozenset({*NEVER_RAN, NODE_NOT_FOUND, NODE_BUSY, SCHEDULING_BLOCKED, 
 NOTHING_STARTED = frozenset({WORKLOAD_NOT_CREATED, INVALID_SPEC, IMAGE_PULL_FAILED, COMMAND_NOT_FOUND, NAMESPACE_TERMINATING,
                              SCHEDULING_BLOCKED, WORKLOAD_NOT_STARTED})
 # A category's reasons while it waits to create its Workflow: for its nodes (to appear, or an earlier category on
-# them to finish), or for what an earlier Certification of the same name left to be collected.
+# them to finish), or for what an earlier Certification of the same name left to be collected. WAITING_FOR_NODES is also
+# a Workflow's InProgress reason while every node it found is unavailable (busy as it started: discovery.NODE_WAIT).
 WAITING_FOR_NODES: Final = "WaitingForNodes"
 WAITING_FOR_LEFTOVERS: Final = "WaitingForLeftovers"
 # The history's reason for a node a diagnosis left unjudged because every test failed far from the threshold (the

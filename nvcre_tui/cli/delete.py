@@ -30,7 +30,7 @@ from nvcre_tui.engine.grants import with_grant
 from nvcre_tui.engine.kube.installs import InstallRefused
 from nvcre_tui.engine.printable import printable
 from nvcre_tui.engine.store.errors import NotFound, StoreError
-from nvcre_tui.engine.store.protocol import CERTIFICATION
+from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.store.sqlite import SqliteStore
 from nvcre_tui.engine.store.sqlite.tables import DamagedRow
 from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
@@ -80,9 +80,14 @@ async def _delete(args: argparse.Namespace) -> int:
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         namespace = args.namespace or getattr(session, "namespace", None) or "default"
-        certs = [await _find(session, name, namespace) for name in args.names]  # all found before any is deleted
+        certs = [await _find(session, name, namespace, wait=args.wait) for name in args.names]  # all found before any is deleted
         known: set[str] = set()
         for cert in certs:
+            if isinstance(cert, _Left):
+                console.print(escape(printable(f"certification {cert.name} is already deleted from namespace {namespace}; "
+                                               f"collecting what it left: {cert.said}", newlines=False)), soft_wrap=True)
+                known |= cert.owners
+                continue
             if isinstance(cert, _Damaged):
                 deletion = await delete_damaged_certification(cert.store, session.cache, session.archiver, cert.name,
                                                               namespace, cert.problem)
@@ -138,12 +143,43 @@ class _Damaged:
     store: SqliteStore
 
 
-async def _find(session: Session, name: str, namespace: str) -> Obj | _Damaged:
+@dataclass
+class _Left:
+    """A certification already deleted whose Workflows (and their Jobs and runs) remain: deleted without --wait where no
+    garbage collector runs (an API server alone). `owners`: the uids of the deleted certifications of its name they
+    name as their controller."""
+
+    name: str
+    owners: set[str]
+    workflows: int
+
+    @property
+    def said(self) -> str:
+        return f"{self.workflows} Workflow{'s' if self.workflows != 1 else ''}, with {'its' if self.workflows == 1 else 'their'} Jobs and runs"
+
+
+def _left_behind(session: Session, name: str, namespace: str) -> _Left | None:
+    """What a deleted certification named `name` left in `namespace` (its Workflows, by their controlling owner: a
+    Certification of that name, which is gone), or None."""
+    from nvcre_tui.engine.controllers.collect import controlling_owner
+
+    refs = [ref for workflow in session.cache.list(WORKFLOW, namespace)
+            if (ref := controlling_owner(WORKFLOW, workflow)) is not None and ref.get("name") == name]
+    return _Left(name, {str(ref["uid"]) for ref in refs}, len(refs)) if refs else None
+
+
+async def _find(session: Session, name: str, namespace: str, *, wait: bool = False) -> Obj | _Damaged | _Left:
     try:
         found = await session.store.get(CERTIFICATION, name, namespace)
     except NotFound:
+        left = _left_behind(session, name, namespace)
+        if left is not None and wait:
+            return left  # `delete` without --wait said "--wait runs one now": it does, for what remains
+        remains = "" if left is None else (
+            f" (the deleted certification of that name left {left.said}, until an nvcre engine or a garbage collector "
+            f"removes them: --wait collects them now)")
         raise InputError(printable(f"certification {name!r} not found in namespace {namespace} of {where_of(session)}"
-                                   f"{await in_other_namespaces(session, name, namespace)}; nothing deleted", newlines=False)) from None
+                                   f"{await in_other_namespaces(session, name, namespace)}; nothing deleted{remains}", newlines=False)) from None
     except DamagedRow as error:
         database = getattr(session, "database", None)
         if isinstance(database, SqliteStore) and session.store is database:  # a writable session on the simulator's store

@@ -34,7 +34,7 @@ from nvcre_tui.cli.session import add_session_arguments, archived_elsewhere, in_
 from nvcre_tui.engine.api.bodies import group_nodes, job_status, run_name, run_status
 from nvcre_tui.engine.api.damage import damaged_object
 from nvcre_tui.engine.api.resources import Certification
-from nvcre_tui.engine.api.vocabulary import FAILED, SUCCEEDED
+from nvcre_tui.engine.api.vocabulary import FAILED, NOTHING_STARTED, SUCCEEDED
 from nvcre_tui.engine.controllers.conditions import is_terminal
 from nvcre_tui.engine.errors import InputError
 from nvcre_tui.engine.grants import with_grant
@@ -94,9 +94,17 @@ class JobEntry:
 
     @property
     def has_log(self) -> bool:
-        """It ran (a WorkloadRun was made), or it kept its failed run's tail."""
+        """It ran (a WorkloadRun was made, and it did not fail before its workload started), or it kept its failed
+        run's tail."""
         status = job_status(self.job)
-        return bool(status.get("workloadRef") or (status.get("failureLog") or {}).get("tail"))
+        if (status.get("failureLog") or {}).get("tail"):
+            return True
+        return bool(status.get("workloadRef")) and not self.never_started
+
+    @property
+    def never_started(self) -> bool:
+        """It failed before its workload started (NOTHING_STARTED: an API server alone makes no pod): nothing printed."""
+        return self.outcome == FAILED and failure_reason(self.job) in NOTHING_STARTED
 
 
 def logs_command(args: argparse.Namespace) -> int:
@@ -176,6 +184,15 @@ async def _logs_in(session: Session, args: argparse.Namespace) -> int:
     with_log = [entry for entry in chosen if entry.has_log]
     if args.job or ((args.category or args.node) and len(with_log) == 1):
         return await _print_log(session, (with_log or chosen)[0], namespace, args.follow)
+    if (args.category or args.node) and not with_log and len(chosen) == 1 and chosen[0].never_started:
+        return await _print_log(session, chosen[0], namespace, args.follow)  # says why it has none
+    if not with_log and chosen and all(entry.never_started for entry in chosen):
+        # listed as having a log, "Pick one" (exit 2), and each then said it had none: said at once
+        shown = ", ".join(f"{entry.name}: {failure_reason(entry.job)}" for entry in chosen[:3])
+        more = f", and {len(chosen) - 3} more" if len(chosen) > 3 else ""
+        print(printable(f"No job of certification {args.name} has a log: none of its workloads started ({shown}{more}).",
+                        newlines=False), file=sys.stderr)
+        return 0
     _list(with_log, args)
     # a list to pick from is no log: incomplete input (exit 2, as the README's exit codes say), so `logs NAME > f && ...`
     # does not go on with a table for a log (kubectl exits 1 when it needs a pod it was not given; 1 is FAILED here)

@@ -48,3 +48,19 @@ def test_logs_of_a_run_whose_workload_was_never_made_say_so_and_why(bare: Bare, 
     assert err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it printed nothing. "
                           "Why: Kubeflow Trainer's TrainJob is served but JobSet"), err
     assert err.count("\n") == 1, err
+
+
+def test_logs_of_a_certification_none_of_whose_workloads_started_lists_no_job_to_pick(bare: Bare,
+                                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`certification logs NAME` listed its one Job as having a log and said "Pick one: ... --job JOB" (exit 2), whose
+    log then said there was none: it says at once that none of its workloads started, naming the Job and its reason."""
+    kubeconfig = bare.kubeconfig
+    asyncio.run(trainer_without_jobset(kubeconfig))
+    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
+                 "--name", "refused", "--wait"]) == 1
+    capsys.readouterr()
+    assert main(["certification", "logs", "refused", "--kubeconfig", str(kubeconfig)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "", out
+    assert err == ("No job of certification refused has a log: none of its workloads started "
+                   "(refused-communication-nccl-all-reduce-job: WorkloadNotCreated).\n"), err

@@ -85,7 +85,7 @@ async def _delete(args: argparse.Namespace) -> int:
         for cert in certs:
             if isinstance(cert, _Left):
                 console.print(escape(printable(f"certification {cert.name} is already deleted from namespace {namespace}; "
-                                               f"collecting what it left: {cert.said}", newlines=False)), soft_wrap=True)
+                                               f"it left {cert.said}: waiting until they are gone", newlines=False)), soft_wrap=True)
                 known |= cert.owners
                 continue
             if isinstance(cert, _Damaged):

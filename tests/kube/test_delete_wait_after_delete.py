@@ -57,5 +57,6 @@ def test_delete_wait_collects_what_a_delete_without_wait_left(bare: Bare, tmp_pa
     assert main(["certification", "delete", "c1", "--wait", "--timeout", "30s", *flags]) == 0
     err = capsys.readouterr().err
     assert "not found" not in err, err
-    assert "certification c1 is already deleted from namespace default; collecting what it left: 1 Workflow, with its Jobs and runs" in err, err
+    assert ("certification c1 is already deleted from namespace default; it left 1 Workflow, with its Jobs and runs: waiting until "
+            "they are gone") in err, err
     assert asyncio.run(_left(kubeconfig)) == []

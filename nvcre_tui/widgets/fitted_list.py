@@ -144,11 +144,25 @@ def fit(entries: Sequence[Entry], width: int, height: int, lines_per_entry: int)
     return shown_entries, len(entries) - len(shown_entries)
 
 
+def fit_roomiest(entries: Sequence[Entry], width: int, height: int, lines_per_entry: int, most: int) -> tuple[list[list[str]], int]:
+    """`fit` with the lines the short entries leave given to the long ones: as many lines per entry as `most`, while
+    that leaves out no more entries than `lines_per_entry` does (an even share of the height cut a suspect's line at
+    "failed …" with lines of the pane left blank under it)."""
+    best = fit(entries, width, height, lines_per_entry)
+    for lines in range(lines_per_entry + 1, most + 1):
+        roomier = fit(entries, width, height, lines)
+        if roomier[1] > best[1] or roomier == best:  # fewer shown, or none was cut: more lines change nothing
+            break
+        best = roomier
+    return best
+
+
 class FittedList(Widget):
     """A title line, then `Entry`s fitted to what remains of the height (`fit`); redrawn on resize."""
 
     DEFAULT_CSS = "FittedList { height: 1fr; }"
-    MIN_LINES, MAX_LINES = 3, 8  # lines per entry: few entries get the room to say their measured value in full
+    # Lines per entry: an even share of the height within these, then what the short ones leave to the long (fit_roomiest)
+    MIN_LINES, MAX_LINES = 3, 8
 
     def __init__(self, title: str, *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
         super().__init__(id=id)
@@ -167,7 +181,7 @@ class FittedList(Widget):
         text = Text(no_wrap=True, overflow="crop")  # lines fitted here: never wrapped again
         text.append(self.title, style="bold")
         per_entry = max(self.MIN_LINES, min(self.MAX_LINES, (height - 1) // max(1, len(self.entries))))
-        lines, left_out = fit(self.entries, width, height - 1, per_entry)
+        lines, left_out = fit_roomiest(self.entries, width, height - 1, per_entry, self.MAX_LINES)
         for entry in lines:
             subject = len(entry[0].partition("  ")[0])  # the glyph and subject of the first line, bold
             text.append("\n")

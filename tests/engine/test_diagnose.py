@@ -720,6 +720,26 @@ def test_one_flaky_representative_never_makes_a_fabric_fault() -> None:
     assert set(state.verdicts().values()) <= {"healthy", "intermittent"}
 
 
+def test_one_flaky_representative_never_makes_an_uplink_of_a_degraded_pair() -> None:
+    """Three cliques of two, c0 to c2 degraded, c1-n00 flaky (found by a random run mixing flaky nodes and link
+    faults): direct tests of each pair failed c0-c2 and, on c1-n00's bad turn, c1-c2, and "degraded uplink of c2" was
+    named on that one failure. An uplink needs, besides any one pair of its clique, two failures with no node in common."""
+    three = {f"c{c}": [f"c{c}-n{i:02d}" for i in range(2)] for c in range(3)}
+    pattern = tuple(step == "F" for step in "pFFpFFFpppFpppFpFpFF")
+    state = simulate(three, 2, _oracle(three, flaky={"c1-n00": pattern}, links=(("c0", "c2"),)))
+    assert [f.cliques for f in state.infrastructure_faults] == [("c0", "c2")]
+    assert {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")} <= {"c1-n00"}
+    # c0 to c1 degraded, c0-n00 faulty and c1-n00 flaky: the pair's tests can only ever hold c0-n01 and c1-n01 beside
+    # each other, never two failures with no node in common, and "degraded uplink of c1" was named on c1-n00's failure
+    # with c2. It ends unresolved now, naming the one link left ("1 candidate links left" said neither which).
+    pattern = tuple(step == "F" for step in "pFFFpFpFpFFpFpppFFFF")
+    state = simulate(three, 2, _oracle(three, faulty=frozenset({"c0-n00"}), flaky={"c1-n00": pattern}, links=(("c0", "c1"),)), 3)
+    assert state.infrastructure_faults == () and state.verdicts()["c0-n00"] == "faulty"
+    assert {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")} <= {"c0-n00", "c1-n00"}
+    [unresolved] = [n.message for n in state.notes if n.kind == "fabric-unresolved"]
+    assert unresolved.endswith("the degraded link could not be localised (1 candidate link left: c0 ↔ c1)"), unresolved
+
+
 NINE_CLIQUES = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(9)] for c in "abcd"}
 
 

@@ -87,10 +87,14 @@ Verdict rules (recomputed from the whole history after every round):
   link tests, not the whole search. A link fault is named when it alone explains every such failure and is supported
   by two failed tests with no node in common (one flaky representative never makes a fabric fault), one of them over
   at most NAMING_SPAN (4) cliques (two flaky representatives among dozens fail two tests over dozens of cliques), and,
-  for a pair, one failed test that nothing else explains; an uplink needs two failed tests whose other candidate
+  for a pair, one failed test that nothing else explains, and a failed test over its two cliques alone where another
+  pair a pass cleared crossed every one of its failures (that pair may fail part of the time: the one left by
+  elimination is tested before it is named); an uplink needs two failed tests whose other candidate
   pairs differ, and failed tests with UPLINK_PARTNERS (4) other cliques one by one (every clique with a reference,
   when fewer have one; not one whose own named link explains the failure): up to three degraded pairs of one
-  clique look like its uplink until a fourth clique is tried, first one in none of its failures. Several faults
+  clique look like its uplink until a fourth clique is tried, first one in none of its failures; and, besides
+  the tests of any one pair of its clique, two failures with no node in common (one flaky representative failing
+  beside a third clique does not make a degraded pair an uplink). Several faults
   at once: the links in every smallest set (links.MOST_FAULTS, 3, at most) of links no pass has cleared that
   explains every such failure are named, each supported as above (b-c and b-d failing while a-b passes are two pairs;
   every test leaving c or d failing while a-b passes is two uplinks, not the fabric). A faulty node in a clique does
@@ -131,6 +135,7 @@ from nvcre_tui.engine.diagnose.summary import ValueShown, link_faults_crossed, r
 from nvcre_tui.engine.diagnose.state import STAGES, DiagnoseError, DiagnoseState, NodeStatus, Note, Probe, Verdict, readable
 from nvcre_tui.engine.parsers.measurements import BUS_BANDWIDTH
 from nvcre_tui.engine.planning.grouping import Group
+from nvcre_tui.engine.units import count
 
 __all__ = [
     "MAX_ROUNDS", "MAX_SUBJECT_TESTS", "OUTWEIGH", "STAGES", "DiagnoseError", "DiagnoseState", "Note", "Probe", "Verdict",
@@ -395,9 +400,11 @@ def _final_notes(state: DiagnoseState, ev: Evidence, status: Mapping[str, NodeSt
     if unresolved:
         cliques = tuple(sorted({c for i in unresolved for c in ev.spans[i]}))
         groups = tuple(ev.tests[i].group for i in sorted(unresolved))
-        left = len(frozenset().union(*unresolved.values()))
+        left = sorted(frozenset().union(*unresolved.values()))
+        # one left is named: "(1 candidate links left)" said neither which nor in good English
+        which = f": {link_words(links.cliques_of(left[0]))}" if len(left) == 1 else ""
         notes.append(Note(rnd, "fabric-unresolved", f"{_tests(len(groups))} across {', '.join(cliques)} failed although their nodes are healthy; "
-                          f"the degraded link could not be localised ({left} candidate links left)", cliques=cliques, tests=groups))
+                          f"the degraded link could not be localised ({count(len(left), 'candidate link')} left{which})", cliques=cliques, tests=groups))
     elif passed_links := _failed_over_passed_links(ev, status):
         # No link fault explains these, as every link they crossed passed some test: a link failing part of the time
         # that failed too seldom to be named (or a flaky node outweighed). Said where the failures point.

@@ -382,7 +382,12 @@ class Evidence:
 
         others = {self.domain_of[n] for n in self.by_node if self._link_clean(n)} - {h[1], ""}
         partners = {c for c in self.failed_partners(h[1], support) if telling(c)}
-        return len(partners) >= min(UPLINK_PARTNERS, sum(1 for c in others if telling(c)))
+        if len(partners) < min(UPLINK_PARTNERS, sum(1 for c in others if telling(c))):
+            return False
+        # Whichever one pair of the clique is degraded, failures besides that pair's say it is more: two of them with
+        # no node in common, so one flaky representative's failure with a third clique does not make an uplink of
+        # a degraded pair (three cliques of two nodes: the pair failed twice on one node, the flaky one once).
+        return all(self.disjoint_pair([i for i in support if not links.in_test(links.pair(h[1], c), self.spans[i])]) for c in partners)
 
     def failed_partners(self, clique: str, tests: Sequence[int] | None = None) -> set[str]:
         """The cliques whose failed tests with this one alone (among `tests`, else all) cross its uplink."""

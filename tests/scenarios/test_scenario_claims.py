@@ -337,6 +337,24 @@ def test_intra_rack_blames_only_the_slow_clique() -> None:
     assert [(c["name"], c["passed"]) for c in category["cliques"]] == [("clique-0", True), ("clique-1", False), ("clique-2", True)]
 
 
+@pytest.mark.parametrize(("case", "limit"), [("diagnose-flaky-and-fabric", 8), ("full-scale-on-failure-repeated", 8), ("intra-rack-on-failure-diagnose", 0)])
+def test_the_engine_launches_each_diagnose_round_as_planned_at_once(case: str, limit: int) -> None:
+    """Issue 10's first deliverable, from the engine's side: each round the state machine planned (testScale
+    diagnose, or onFailure's rounds after the iterations) runs as one wave, every group of it started together, no
+    node in two of its groups, at most maxConcurrent of them, and no round overlapping the next."""
+    run = run_case(case)
+    [workflow] = run.objects["Workflow"]
+    records = finished_iterations(workflow)
+    assert len(records) >= 3
+    for record, following in zip(records, [*records[1:], None], strict=True):
+        groups = record["groups"]
+        nodes = [n for g in groups for n in g["nodes"]]
+        assert len({g["startTime"] for g in groups}) == 1 and len(nodes) == len(set(nodes)), record["iteration"]
+        assert not limit or len(groups) <= limit
+        if following is not None:
+            assert max(at(g["completionTime"]) for g in groups) <= at(following["groups"][0]["startTime"])
+
+
 @pytest.mark.parametrize(("case", "faulty"), [("diagnose-slow-gpu", ["gpu-node-06"]), ("diagnose-degraded-nic", ["gpu-node-02"]), ("diagnose-all-healthy", [])])
 def test_diagnose_verdicts(case: str, faulty: list[str]) -> None:
     [category] = run_case(case).report["categories"]

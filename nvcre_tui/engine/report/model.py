@@ -25,6 +25,7 @@ from nvcre_tui.engine.diagnose import readable
 from nvcre_tui.engine.diagnose.state import STATUS_KEYS, VERDICTS
 from nvcre_tui.engine.diagnose.summary import out_of_reach, verdict_rows
 from nvcre_tui.engine.judging.fabric_fault import best_said, fault_message
+from nvcre_tui.engine.judging.untested import tested_nothing
 from nvcre_tui.engine.judging.thresholds import INVALID_EXPRESSION, THRESHOLD_VIOLATED, ThresholdError, compile_threshold, shown_judged, value_shower
 from nvcre_tui.engine.parsers.measurements import (
     ALG_BANDWIDTH, BUS_BANDWIDTH, DIAG_TESTS_RUN, DIAG_TESTS_SKIPPED, GOODPUT, STEP_TIME, TFLOPS_PER_GPU, with_unit,
@@ -462,6 +463,14 @@ def category_report(category: CategoryView) -> Obj:
                     group[key] = found
             # Each member's verdict beside the test's blame of it: it supersedes a whole-group blame's suspicion.
             group["failedNodes"] = [{**f, "verdict": decided[f["name"]]} if f["name"] in decided else f for f in group["failedNodes"]]
+    elif status.get("status") == FAILED and (spec["orchestration"].get("onFailure") or {}).get("diagnose") is not None:
+        # the engine skips it where a failed group tested nothing (controllers/workflow.py: a Warning Event alone), and
+        # the report showed no diagnosis and no word why, as if onFailure had been ignored
+        untested = [group for group in failed_groups if tested_nothing({"phase": FAILED, "reason": group.get("reason")})]
+        if untested:
+            first, more = untested[0], f" (and {count(len(untested) - 1, 'more group')})" if len(untested) > 1 else ""
+            row["diagnoseNotStarted"] = (f"group {first.get('name')} was not tested ({first.get('reason')}){more}; onFailure "
+                                         "diagnose narrows down only groups a test measured")
     reach = _reach(thresholds, category)
     if reach:
         row["thresholdOutOfReach"] = reach

@@ -189,6 +189,8 @@ def _category_rows(category: Obj) -> list[str]:
                  for c in category["cliques"]]
     if category.get("diagnose"):
         rows += _diagnose_rows(category["diagnose"])
+    elif category.get("diagnoseNotStarted"):
+        rows.append(_field("Diagnosis", f"not started: {category['diagnoseNotStarted']}"))
     training = category.get("training")
     if training:
         if GOODPUT in training:

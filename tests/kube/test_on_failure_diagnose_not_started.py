@@ -50,3 +50,5 @@ def test_a_diagnosis_on_failure_that_could_not_start_says_why_in_the_report(bare
     category = json.loads(capsys.readouterr().out)["categories"][0]
     assert "diagnose" not in category, category
     assert category["diagnoseNotStarted"].startswith("group group-0 was not tested (WorkloadNotCreated)"), category
+    assert main(["certification", "report", "onfail", "-o", "html", "--kubeconfig", str(kubeconfig)]) == 1
+    assert "Diagnosis: not started: group group-0 was not tested (WorkloadNotCreated)" in capsys.readouterr().out

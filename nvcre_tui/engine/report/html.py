@@ -218,6 +218,8 @@ def _category(category: Obj, title: str, curves: Mapping[str, Mapping[int, float
         out.append(f"<figure>{bars}<figcaption>Bus bandwidth per node (single-node jobs) or group; ✗ marks a group below the threshold or failed.</figcaption></figure>")
     if category.get("diagnose") is not None:
         out.append(_diagnose(category["diagnose"]))
+    elif category.get("diagnoseNotStarted"):  # as the text report's `Diagnosis: not started: ...`
+        out.append(f'<p class="note">Diagnosis: not started: {escape(str(category["diagnoseNotStarted"]))}</p>')
     out.append("</section>")
     return "".join(out)
 

@@ -40,6 +40,7 @@ class Fault:
     delay: float = 0.0
     drop_stream_after: int | None = None
     expire_stream_after: int | None = None  # a watch sends an ERROR 410 Expired event after N events, then ends
+    end_stream_after: int | None = None  # a watch ends cleanly (its last chunk sent) after N events
     send_first: tuple[bytes, ...] = ()  # raw lines a watch stream sends before its events (a hostile proxy's, a buggy server's)
     reset_connection: bool = False
     cut_body_after: int | None = None  # bytes of a (not already streamed) answer's body sent before the connection ends

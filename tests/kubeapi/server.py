@@ -34,7 +34,7 @@ from .requestinfo import RecordedRequest, Target, not_served, resolve, truthy
 from .resources import BUILTINS, Resource
 from .storage import Backup, Storage
 from .table import to_table, wants_table
-from .tls import authority
+from .tls import authority, renewed
 from .watch import Watcher, serve_watch
 
 __all__ = ["ApiServer", "RecordedRequest", "PRELOADED_NAMESPACES"]
@@ -111,11 +111,16 @@ class ApiServer:
             await self._runner.cleanup()
             self._runner = None
 
-    async def restart(self, down_for: float = 0.0) -> None:
+    async def restart(self, down_for: float = 0.0, *, new_certificate: bool = False) -> None:
         """Stop and start again on the same port, keeping every object (etcd survives) but not the watch
         history: the new watch cache starts at the current revision, so older watches get 410 Expired.
-        `down_for` real seconds in between (connections are refused meanwhile)."""
+        `down_for` real seconds in between (connections are refused meanwhile). `new_certificate`: HTTPS comes back
+        with a new serving certificate from the same CA (a rotation)."""
         await self.stop()
+        if new_certificate:
+            if self.tls is None:
+                raise RuntimeError("a new certificate needs ApiServer(tls=True)")
+            self.tls = renewed(self.tls)
         for bucket in self.storage.buckets.values():
             bucket.history.clear()
             bucket.evicted_rv = self.storage.rv
@@ -375,7 +380,8 @@ class ApiServer:
                 return await serve_watch(request, self.registry, res, ns, one, bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          expire_after=fault.expire_stream_after if fault else None,
-                                         send_first=fault.send_first if fault else (), watchers=self._watchers)
+                                         send_first=fault.send_first if fault else (),
+                                         end_after=fault.end_stream_after if fault else None, watchers=self._watchers)
             if name:
                 found = self.registry.get(res, ns, name)
                 if table:
@@ -387,7 +393,8 @@ class ApiServer:
                                          bookmark_interval=self.bookmark_interval,
                                          drop_after=fault.drop_stream_after if fault else None,
                                          expire_after=fault.expire_stream_after if fault else None,
-                                         send_first=fault.send_first if fault else (), watchers=self._watchers)
+                                         send_first=fault.send_first if fault else (),
+                                         end_after=fault.end_stream_after if fault else None, watchers=self._watchers)
             listed = list_body(self.registry, res, ns, query)
             if table:
                 return json_response(to_table(res, listed["items"], listed["metadata"], self.clock.now(),

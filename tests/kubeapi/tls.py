@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Authority", "authority"]
+__all__ = ["Authority", "authority", "renewed"]
 
 CURVE = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]  # EC keys: fast to make
 # OpenSSL's X509_V_FLAG_NO_CHECK_TIME (ssl.VerifyFlags does not name it): the handshake checks a client certificate's
@@ -54,14 +54,28 @@ class Authority:
             return (where / "client.crt").read_bytes(), (where / "client.key").read_bytes()
 
 
+def _serving_certificate(folder: Path) -> None:
+    """server.key/server.crt for 127.0.0.1 and localhost, signed by the CA in `folder`."""
+    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _run("req", *CURVE, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver", cwd=folder)
+    _run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
+         "server.crt", "-days", "2", "-extfile", "san.cnf", cwd=folder)
+
+
+def renewed(old: Authority) -> Authority:
+    """The same CA with a new serving certificate (and key), as a server's certificate rotation makes."""
+    folder = Path(tempfile.mkdtemp(prefix="kubeapi-tls-"))
+    for name in ("ca.crt", "ca.key"):
+        (folder / name).write_bytes((old.folder / name).read_bytes())
+    _serving_certificate(folder)
+    return Authority(folder)
+
+
 @functools.cache
 def authority() -> Authority:
     """One CA + serving certificate per test process (making keys is the slow part)."""
     folder = Path(tempfile.mkdtemp(prefix="kubeapi-tls-"))
     _run("req", "-x509", *CURVE, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=kubeapi-emulator-ca",
          cwd=folder)
-    _run("req", *CURVE, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver", cwd=folder)
-    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    _run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out",
-         "server.crt", "-days", "2", "-extfile", "san.cnf", cwd=folder)
+    _serving_certificate(folder)
     return Authority(folder)

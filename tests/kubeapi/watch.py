@@ -88,7 +88,7 @@ def _truthy(value: str | None) -> bool:
 async def serve_watch(request: web.Request, registry: Registry, res: Resource, namespace: str | None,
                       query: Mapping[str, str], *, bookmark_interval: float, drop_after: int | None,
                       watchers: set[Watcher], expire_after: int | None = None,
-                      send_first: tuple[bytes, ...] = ()) -> web.StreamResponse:
+                      send_first: tuple[bytes, ...] = (), end_after: int | None = None) -> web.StreamResponse:
     """Stream one watch until timeoutSeconds, server stop, a dropped-stream fault or the client leaving."""
     selection = parse_selection(res, namespace, query)
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
@@ -152,13 +152,15 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         for line in initial:
+            if end_after is not None and sent >= end_after:
+                return response
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
             if expire_after is not None and sent >= expire_after:
                 return await _expire(response, registry.storage.rv)
             await response.write(line)
             sent += 1
-        while True:
+        while end_after is None or sent < end_after:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 if bookmarks:  # after what is already queued, so the bookmark never skips an event
@@ -180,12 +182,15 @@ async def serve_watch(request: web.Request, registry: Registry, res: Resource, n
                 continue
             if item is CLOSE:
                 return response
+            if end_after is not None and sent >= end_after:
+                return response
             if drop_after is not None and sent >= drop_after:
                 return _drop(request, response)
             if expire_after is not None and sent >= expire_after:
                 return await _expire(response, item[0])
             await response.write(item[1])
             sent += 1
+        return response  # ended cleanly after `end_after` events, as a proxy's idle timeout or a server going down does
     except ConnectionResetError:
         return response
     finally:

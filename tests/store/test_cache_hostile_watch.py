@@ -128,3 +128,84 @@ async def test_a_server_whose_history_went_back_and_past_the_cache_is_followed_t
         finally:
             await cache.stop()
             await store.close()
+
+
+@pytest.mark.parametrize("fault", [
+    Fault(method="GET", query="watch=", status=200),  # a proxy's answer: one JSON object, no event, then the end
+    Fault(method="GET", query="watch=", end_stream_after=0),  # ended cleanly at once, nothing sent
+], ids=["json-that-is-no-event", "ended-at-once"])
+async def test_a_watch_that_ends_at_once_every_time_is_backed_off_and_said(tmp_path: Path, fault: Fault) -> None:
+    """A server (or a proxy in between) that answers every watch 200 and ends it at once: a JSON line that is no event
+    counted as one, so the stream was reopened at once, 1,500 times in 2 s; an empty one was reopened every 0.1-0.2 s
+    for ever. Neither was said. As client-go's reflector ("very short watch"), such a stream is a failure: reopened
+    with growing waits, and the cache says it has not been following the server since the first."""
+    from nvcre_tui.engine.store.kube.retry import RetryPolicy
+
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test",
+                               retry=RetryPolicy())  # the real waits
+        cache = WatchCache(store, [NODE])
+        server.faults.add(fault)
+        try:
+            await asyncio.wait_for(cache.start(), GUARD)
+            await until(lambda: cache.silence() is not None, "the outage said")
+            since = cache.unreachable_since
+            await asyncio.sleep(2.0)
+            watches = len(server.requests_where(verb="watch"))
+            assert watches <= 7, watches  # 0.1-0.2 s, then 0.2-0.4, 0.4-0.8, 0.8-1.6: five or six at most
+            await until(lambda: cache.silence() is not None, "the outage said still")  # (not between an open and its end)
+            said = cache.silence()
+            assert said is not None and said.startswith("no answer from the store since ") and cache.unreachable_since == since, said
+            server.faults.remove(fault)
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            await until(lambda: cache.get(NODE, "gpu-node-01") is not None and cache.silence() is None, "the server followed again")
+        finally:
+            await cache.stop()
+            await store.close()
+
+
+async def test_watches_refused_again_and_again_are_said_since_the_first_refusal(tmp_path: Path) -> None:
+    """A server whose RBAC grants list but not watch (a Role without the `watch` verb) refuses every watch while every
+    relist answers: each relist ended the refusal and the next watch began a new one, so the console's header read
+    "the store refuses the watches since 10:02:41", then 10:02:42, 10:02:44, ..., a time that moved with each retry.
+    It stays the time of the first refusal until a watch serves again."""
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
+        cache = WatchCache(store, [NODE])
+        refusing = server.faults.add(Fault(method="GET", query="watch=", status=403,
+                                           message='nodes is forbidden: User "viewer" cannot watch resource "nodes"'))
+        try:
+            await asyncio.wait_for(cache.start(), GUARD)
+            await until(lambda: cache.unreachable_since is not None, "the first refusal")
+            first = cache.unreachable_since
+            await until(lambda: refusing.hits >= 4, "three more refusals")
+            await until(lambda: cache.unreachable_since is not None, "the fourth refusal recorded")
+            assert cache.unreachable_since == first
+            server.faults.remove(refusing)
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node seen")
+            assert cache.silence() is None
+        finally:
+            await cache.stop()
+            await store.close()
+
+
+async def test_an_https_server_restarting_with_a_new_certificate_from_the_same_ca_is_followed_on(tmp_path: Path) -> None:
+    """A serving certificate rotated (the same CA, a new key) while the cache follows the server: kept-alive connections
+    end with the old server, new ones take the new certificate, and the cache follows on (a change made after the
+    restart is seen) without a word of outage left."""
+    async with ApiServer(tls=True) as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
+        cache = WatchCache(store, [NODE])
+        try:
+            await asyncio.wait_for(cache.start(), GUARD)
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node seen")
+            before = (server.tls.folder / "server.crt").read_bytes() if server.tls else b""
+            await server.restart(down_for=0.2, new_certificate=True)
+            assert server.tls is not None and (server.tls.folder / "server.crt").read_bytes() != before
+            await store.create(NODE, {"metadata": {"name": "gpu-node-02"}})
+            await until(lambda: cache.get(NODE, "gpu-node-02") is not None and cache.silence() is None, "the Node after it")
+        finally:
+            await cache.stop()
+            await store.close()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import math
 import random
 import time
 from collections import defaultdict
@@ -42,6 +43,9 @@ RETRY_AFTER_CAP = 60.0  # the most seconds of a server's Retry-After the cache w
 # included: counted in tries (the ramp, then six of 5 s), a server failing each list slowly (a stall, then a cut) after
 # the store's six tries of it was asked 72 times over four minutes by a one-shot `certification list`.
 FIRST_LIST_SECONDS = 40.0
+# A watch that failed again this long after it was resumed served meanwhile (quietly: no event to say so): its failure
+# begins a new outage, not one more of the last one's retries.
+SERVED_SECONDS = 30.0
 CHANGES_KEPT = 4096  # changes of a kind `changed_since` remembers beyond twice the kind's objects
 
 
@@ -408,6 +412,8 @@ class WatchCache:
 
     async def _follow(self, kind: ResourceKind, resource_version: str) -> None:
         failures = 0
+        failing_since = 0.0  # time.time() of the first of the failures in a row
+        resumed = 0.0  # time.monotonic() the watch was resumed after the last failure
         gone = 0  # watches in a row that met 410 before any event: each relists, so the next one waits longer
         while True:
             try:
@@ -429,16 +435,23 @@ class WatchCache:
                 gone += 1
                 resource_version = await self._relist_quietly(kind, resource_version)
             except StoreError as error:
-                self._failed(kind, error)
+                if failures and time.monotonic() - resumed > SERVED_SECONDS:  # the watch served meanwhile, quiet
+                    failures = 0
+                if not failures:  # the first of failures in a row, no event between (a relist that answers is none)
+                    waiting = getattr(getattr(self.store, "stats", None), "unreachable_since", None)  # since the store's
+                    failing_since = min(time.time(), waiting if isinstance(waiting, float) else math.inf)  # first silence
+                self._failed(kind, error, failing_since)
                 await asyncio.sleep(backoff(failures, error))
                 failures += 1
                 # A list proves the server answers again (a quiet watch would not say so) and brings in what the
                 # broken watch missed.
                 resource_version = await self._relist_quietly(kind, resource_version)
+                resumed = time.monotonic()
 
-    def _failed(self, kind: ResourceKind, error: StoreError) -> None:
-        """Record a failed watch or list of `kind`: the cache shows its last known state from now on."""
-        self._unreachable.setdefault(kind, time.time())
+    def _failed(self, kind: ResourceKind, error: StoreError, since: float | None = None) -> None:
+        """Record a failed watch or list of `kind`: the cache shows its last known state from now on. `since`: when the
+        failures in a row began (a watch refused again after each relist answered: the outage goes on, from then)."""
+        self._unreachable.setdefault(kind, since or time.time())
         self.last_error = str(error)
         # A 5xx or 429 is the server struggling (an etcd election, overload), not refusing: "no answer" fits.
         self.refused = not isinstance(error, RetryableError)

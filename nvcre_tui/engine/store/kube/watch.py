@@ -31,6 +31,10 @@ _CHANGES = ("ADDED", "MODIFIED", "DELETED")
 # catches up with, or does only to serve another history from there. client-go's reflector relists at the first.
 TOO_LARGE = "Too large resource version"
 AHEAD_TRIES = 3
+_KNOWN = (*_CHANGES, "BOOKMARK", "ERROR")
+# A stream that ends sooner than this without an event is no watch the server meant to serve (timeoutSeconds is a whole
+# second at least): a failure, waited out with growing waits, as client-go's reflector takes a "very short watch".
+VERY_SHORT = 1.0
 
 
 def with_type(kind: ResourceKind, obj: dict[str, Any]) -> dict[str, Any]:
@@ -91,6 +95,10 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
     opened = 0
     watch_key = f"{path}?{'&'.join(f'{key}={value}' for key, value in selectors)}"
     first_failed: float | None = None  # time.time() of the first of the failures in a row to open a stream
+    # The last failure was a stream that opened and failed before any event (ended at once, sent what is no event, was
+    # cut): the next open alone does not end the failures in a row (their first one stays the outage's start); an
+    # event, or a stream the server ends as asked, does.
+    unproven = False
     read_timeout = timeout_seconds + 30.0  # the server ends the stream at timeoutSeconds: silence well past it is a dead stream
     try:
         while not transport.closed:
@@ -105,19 +113,23 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
             except RetryableError as failed:
                 if transport.closed:
                     return
-                error = failed
+                error, unproven = failed, False
             else:
-                first_failed = None
                 transport.stats.watches_failing.pop(watch_key, None)  # open again: the cache follows the server once more
+                if not unproven:
+                    first_failed = None
                 if opened:
                     transport.stats.watch_restarts += 1
                 opened += 1
                 seen = 0
+                opened_at = time.monotonic()
                 try:
                     async for event in _lines(response):
                         obj = event["object"] if isinstance(event.get("object"), dict) else {}
                         metadata = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
                         kind_of_event = event.get("type")
+                        if kind_of_event not in _KNOWN:  # a proxy's JSON, say: counted as an event, the stream looped
+                            raise _Malformed(f"a line that is no watch event: {str(event)[:80]!r}")
                         if kind_of_event == "ERROR":
                             code = obj.get("code", 500)  # a Status without one: the reason alone tells (Expired)
                             if not isinstance(code, int) or isinstance(code, bool):
@@ -133,7 +145,7 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                             break
                         if kind_of_event in _CHANGES and not isinstance(obj.get("metadata"), dict):
                             raise _Malformed(f"a {kind_of_event} event whose object has no metadata: {str(obj)[:80]!r}")
-                        failures, waited, seen, ahead = 0, 0.0, seen + 1, 0
+                        failures, waited, seen, ahead, unproven, first_failed = 0, 0.0, seen + 1, 0, False, None
                         if metadata.get("resourceVersion"):
                             position = str(metadata["resourceVersion"])
                         if kind_of_event in _CHANGES:
@@ -149,7 +161,11 @@ async def follow(transport: Transport, kind: ResourceKind, namespace: str | None
                                               f"watch stream dropped ({dropped_because(dropped, read_timeout)})")
                 finally:
                     transport.close_stream(response)
+                if error is None and not seen and time.monotonic() - opened_at < VERY_SHORT:
+                    error = Unavailable.about(kind, None, subject.namespace, "the server ended the watch at once, with no event")
+                unproven = error is not None and not seen
                 if error is None:
+                    first_failed = None  # a quiet stream the server ended as asked: it serves watches
                     # The server ended the stream as asked (timeoutSeconds): reopen at once, unless it said
                     # nothing at all (not even the closing bookmark): then pause briefly, never spin.
                     if not seen:

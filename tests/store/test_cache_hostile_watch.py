@@ -5,6 +5,7 @@ server, converges to what it holds in bounded time and never keeps an object the
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -206,6 +207,37 @@ async def test_an_https_server_restarting_with_a_new_certificate_from_the_same_c
             assert server.tls is not None and (server.tls.folder / "server.crt").read_bytes() != before
             await store.create(NODE, {"metadata": {"name": "gpu-node-02"}})
             await until(lambda: cache.get(NODE, "gpu-node-02") is not None and cache.silence() is None, "the Node after it")
+        finally:
+            await cache.stop()
+            await store.close()
+
+
+async def test_events_the_cache_cannot_use_change_nothing_and_the_watch_goes_on(tmp_path: Path) -> None:
+    """A DELETED for an object never seen, an ADDED for one cached at the same resourceVersion (a re-list's), a BOOKMARK
+    without a resourceVersion, an ERROR carrying a 500 Status: nothing is told for any of them, and the cache follows
+    on from the last position (what held when tried; pinned here)."""
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
+        cached = await store.create(NODE, {"metadata": {"name": "gpu-node-00"}})
+        cache = WatchCache(store, [NODE])
+        lines = (
+            b'{"type":"DELETED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"ghost","resourceVersion":"1"}}}\n',
+            json.dumps({"type": "ADDED", "object": cached}).encode() + b"\n",
+            b'{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{}}}\n',
+            b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,'
+            b'"reason":"InternalError","message":"etcdserver: leader changed"}}\n',
+        )
+        server.faults.add(Fault(method="GET", query="watch=", send_first=lines, times=1))
+        told: list[tuple[object, object]] = []
+        try:
+            cache.subscribe(lambda kind, old, new, own: told.append(((old or {}).get("metadata", {}).get("name"),
+                                                                      (new or {}).get("metadata", {}).get("name"))))
+            await asyncio.wait_for(cache.start(), GUARD)
+            await until(lambda: len(server.requests_where(verb="watch")) >= 2, "the watch reopened after the ERROR")
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node created after them")
+            assert told == [(None, "gpu-node-00"), (None, "gpu-node-01")], told
+            assert cache.get(NODE, "gpu-node-00") == cached and cache.get(NODE, "ghost") is None
         finally:
             await cache.stop()
             await store.close()

@@ -127,11 +127,22 @@ def method_not_allowed(method: str) -> ApiError:
     return ApiError("MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
-def gone_continue() -> ApiError:
+def gone_continue(token: str = "") -> ApiError:
+    """An expired continue token's 410; with `token` (one to go on at the latest revision), the real server's
+    inconsistentContinue answer, which carries it in the Status's metadata.continue."""
+    if not token:
+        return ApiError(
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can start a new "
+            "list without the continue parameter.",
+        )
     return ApiError(
         "Expired",
-        "The provided continue parameter is too old to display a consistent list result. You can start a new "
-        "list without the continue parameter.",
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+        "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+        "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+        "modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+        metadata={"continue": token},
     )
 
 

@@ -77,6 +77,9 @@ def parse_selection(res: Resource, namespace: str | None, query: Mapping[str, st
     return Selection(namespace if res.namespaced else None, labels, fields)
 
 
+LATEST = -1  # a continue token's revision meaning "the latest" (the real server's, from an expired token's 410)
+
+
 def _encode_continue(rv: int, key: Key) -> str:
     start = f"{key[0]}/{key[1]}\x00" if key[0] else f"{key[1]}\x00"
     raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "ns": key[0], "name": key[1]})
@@ -118,6 +121,8 @@ def list_body(registry: Registry, res: Resource, namespace: str | None, query: M
         if rv_text:
             raise errors.bad_request("specifying resource version is not allowed when using continue")
         snapshot, after = _decode_continue(token)
+        if snapshot == LATEST:  # a token an expired one's 410 gave: the rest as it is now
+            snapshot = storage.rv
     elif match and not rv_text:
         raise errors.bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
     elif rv_text in (None, ""):
@@ -150,7 +155,9 @@ def list_body(registry: Registry, res: Resource, namespace: str | None, query: M
             if selection.matches(obj):
                 items.append(item_view(res, obj))
     except SnapshotTooOld:
-        raise errors.gone_continue() if token else errors.expired(snapshot, bucket.evicted_rv) from None
+        if token:
+            raise errors.gone_continue(_encode_continue(LATEST, after) if after is not None else "") from None
+        raise errors.expired(snapshot, bucket.evicted_rv) from None
     meta: Obj = {"resourceVersion": str(snapshot)}
     if more and last is not None:
         meta["continue"] = _encode_continue(snapshot, last)

@@ -740,6 +740,18 @@ def test_one_flaky_representative_never_makes_an_uplink_of_a_degraded_pair() -> 
     assert unresolved.endswith("the degraded link could not be localised (1 candidate link left: c0 ↔ c1)"), unresolved
 
 
+def test_a_failure_another_named_link_explains_is_no_support_for_a_second_one() -> None:
+    """Eight cliques of eight, c4's uplink bad, c1-n03 flaky (found by a random run mixing them): the inter test over
+    all eight failed (for c4), and c1-n03 failed its direct test of c1 with c3; the smallest explanation (c4's uplink
+    and c1-c3) named "degraded fabric between c1 and c3" on those two failures with no node in common, the first
+    of them the uplink's. A link of such an explanation is named on failures no other link of it accounts for."""
+    eight = {f"c{c}": [f"c{c}-n{i:02d}" for i in range(8)] for c in range(8)}
+    pattern = tuple(step == "F" for step in "pFFpFFpppFFFFFpppppppFpppFFppFpFpppppFpppFpppFFFppppFFpFFpFFpFpF")
+    state = simulate(eight, 2, _oracle(eight, flaky={"c1-n03": pattern}, links=(("c4",),)))
+    assert [f.cliques for f in state.infrastructure_faults] == [("c4",)]
+    assert {n for n, v in state.verdicts().items() if v in ("faulty", "intermittent")} <= {"c1-n03"}
+
+
 NINE_CLIQUES = {f"clique-{c}": [f"clique-{c}-n{i:02d}" for i in range(9)] for c in "abcd"}
 
 

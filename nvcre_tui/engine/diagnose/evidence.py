@@ -363,8 +363,11 @@ class Evidence:
         covers = links.minimal_covers(list(left.values()), links.MOST_FAULTS)
         added = False
         for h in sorted(frozenset.intersection(*covers) if covers else ()):
-            support = [i for i in left if links.in_test(h, self.spans[i])]
             besides = frozenset().union(*covers) - {h}
+            # Its own support: not a failure another link of the explanation accounts for as well (a failed test over
+            # all eight cliques, a bad uplink of c4 in it, and one flaky representative's failure between c1 and c3
+            # named "degraded fabric between c1 and c3": two failures with no node in common, one of them c4's).
+            support = [i for i in left if links.in_test(h, self.spans[i]) and not any(links.in_test(g, self.spans[i]) for g in besides)]
             singled = h[0] != "pair" or any(left[i] == {h} for i in support) and self._told_apart(h, support)  # a pair: a failure nothing else explains
             if singled and self.disjoint_pair(support) and self._narrow(support) and self._leaves_widely(h, support, besides):
                 self.named[h], added = tuple(support), True

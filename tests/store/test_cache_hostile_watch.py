@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -238,6 +239,34 @@ async def test_events_the_cache_cannot_use_change_nothing_and_the_watch_goes_on(
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node created after them")
             assert told == [(None, "gpu-node-00"), (None, "gpu-node-01")], told
             assert cache.get(NODE, "gpu-node-00") == cached and cache.get(NODE, "ghost") is None
+        finally:
+            await cache.stop()
+            await store.close()
+
+
+async def test_an_unforeseen_failure_while_following_a_kind_is_said_and_the_kind_followed_on(tmp_path: Path) -> None:
+    """Anything but a store error raised while a kind was followed (here a subscriber's; a NameError of a change to the
+    cache did the same) ended its watch task unseen: the kind stood still for the rest of the process, and the header
+    went on saying what it said before. It is recorded as the watch's failure (said), and the kind relisted and
+    followed on."""
+    async with ApiServer() as server:
+        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
+        cache = WatchCache(store, [NODE])
+        raised: list[str] = []
+
+        def subscriber(kind: object, old: object, new: dict[str, Any] | None, own: bool) -> None:
+            if new is not None and new["metadata"]["name"] == "gpu-node-01" and not raised:
+                raised.append("once")
+                raise RuntimeError("a subscriber's bug")
+
+        cache.subscribe(subscriber)
+        try:
+            await asyncio.wait_for(cache.start(), GUARD)
+            await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
+            await until(lambda: bool(raised) and (cache.silence() is not None or cache._tasks[0].done()), "the failure said")
+            assert not cache._tasks[0].done() and "RuntimeError: a subscriber's bug" in cache.last_error, cache.last_error
+            await store.create(NODE, {"metadata": {"name": "gpu-node-02"}})
+            await until(lambda: cache.get(NODE, "gpu-node-02") is not None and cache.silence() is None, "followed on")
         finally:
             await cache.stop()
             await store.close()

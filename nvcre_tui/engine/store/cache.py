@@ -447,6 +447,12 @@ class WatchCache:
                 # broken watch missed.
                 resource_version = await self._relist_quietly(kind, resource_version)
                 resumed = time.monotonic()
+            except Exception as error:  # noqa: BLE001 - a bug, or an answer no check foresaw: said, and followed on
+                # Left to end the task, the kind stood still for the rest of the process and nothing said so.
+                self._failed(kind, _unforeseen(kind, error))
+                await asyncio.sleep(backoff(failures))
+                failures += 1
+                resource_version = await self._relist_quietly(kind, resource_version)
 
     def _failed(self, kind: ResourceKind, error: StoreError, since: float | None = None) -> None:
         """Record a failed watch or list of `kind`: the cache shows its last known state from now on. `since`: when the
@@ -463,9 +469,9 @@ class WatchCache:
         while True:
             try:
                 return await self._relist(kind, position)
-            except StoreError as error:
-                self._failed(kind, error)
-                await asyncio.sleep(backoff(failures, error))
+            except Exception as error:  # noqa: BLE001 - as _follow's: never a task ended unseen
+                self._failed(kind, error if isinstance(error, StoreError) else _unforeseen(kind, error))
+                await asyncio.sleep(backoff(failures, error if isinstance(error, StoreError) else None))
                 failures += 1
 
 
@@ -486,6 +492,11 @@ def _contradicted(cached: Obj, listed: Obj, listed_at: int | None, went_back: bo
         return cached != listed
     written = _rv(cached)
     return listed_at is not None and written is not None and written <= listed_at and written != _rv(listed)
+
+
+def _unforeseen(kind: ResourceKind, error: Exception) -> StoreError:
+    """A failure other than the store's, while `kind` was followed, as the one line the cache says it with."""
+    return StoreError.about(kind, None, None, f"following it failed: {type(error).__name__}: {error}")
 
 
 def _controlled_by(obj: Obj, uid: str) -> bool:

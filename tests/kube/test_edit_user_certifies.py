@@ -21,7 +21,7 @@ from nvcre_tui.engine.store.protocol import CERTIFICATION, LEASE
 from nvcre_tui.screens.confirm import ConfirmModal
 from textual.widgets import Button
 from tests.kube.cluster import installed, installed_in_thread, store_on
-from tests.kube.test_console_on_cluster import args_for, opened, opener
+from tests.kube.test_console_on_cluster import args_for, opened, opener, until
 from tests.kube.test_run_engine_leaves import _register
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import as_installed_before, least_privileged
@@ -311,8 +311,10 @@ async def test_a_view_users_console_names_the_role_that_submits_and_deletes_and_
                     "spec": {"categories": [{"domain": "communication", "variant": "nccl-all-reduce"}]}}
             assert not await app.submit(body)
             assert not await app.delete_certification("soak", "default")
-            await pilot.pause(0.1)  # notifications arrive as messages
-            said = [n.message for n in app._notifications if n.title in ("not submitted", "not deleted")]
+            def refusals(*titles: str) -> list[str]:
+                return [n.message for n in app._notifications if n.title in titles]
+            await until(pilot, lambda: len(refusals("not submitted", "not deleted")) >= 2)  # notifications are messages
+            said = refusals("not submitted", "not deleted")
             assert len(said) == 2, "\n".join(n.message for n in app._notifications)
             asked = "certifications in namespace default (RBAC, asked of the server); "
             assert said[0] == f"this user may not create {asked}creating {TAKES_EDIT} (nothing created)", said
@@ -320,14 +322,12 @@ async def test_a_view_users_console_names_the_role_that_submits_and_deletes_and_
             # x says it at once, not after a question whose Delete then fails
             app.clear_notifications()
             await pilot.press("x")
-            for _ in range(30):  # asked of the server in a worker
-                await pilot.pause(0.1)
+            await until(pilot, lambda: refusals("not deleted"))  # asked of the server in a worker: bounded, not a fixed pause
             assert not isinstance(app.screen, ConfirmModal)
             assert [n.message for n in app._notifications if n.title == "not deleted"] == [said[1]]
             # compose says it as the form opens, Submit off
             await pilot.press("c")
-            for _ in range(30):
-                await pilot.pause(0.1)
+            await until(pilot, lambda: refusals("cannot submit") and app.screen.query("#submit"))
             assert [n.message for n in app._notifications if n.title == "cannot submit"] == [said[0]]
             assert app.screen.query_one("#submit", Button).disabled
         sent = [(r.verb, r.resource, r.status) for r in server.requests if r.user == "carol" and r.verb not in ("get", "list", "watch")]

@@ -11,7 +11,7 @@ from pathlib import Path
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.screens.logs import LogsScreen
 from tests.kube.cluster import installed
-from tests.kube.test_console_on_cluster import args_for, opened, opener
+from tests.kube.test_console_on_cluster import args_for, opened, opener, until
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
 from tests.test_cli_logs import POD_READ, SLOW, _as_on_a_cluster, burned  # noqa: F401 - burned: the fixture
@@ -29,7 +29,10 @@ async def test_a_view_user_sees_the_kept_tail_and_is_told_once_which_role_reads_
         async with app.run_test(size=(200, 40)) as pilot:
             await opened(app, pilot)
             await app.push_screen(LogsScreen(SLOW))
-            for _ in range(40):  # several reads: the pane polls once a second, and on every snapshot
+            # the first read's answer (bounded, not a fixed pause a loaded machine outruns), then several more reads:
+            # the pane polls once a second, and on every snapshot; the refusal must still be told once
+            await until(pilot, lambda: "==> cannot read the run's pods" in screen_text(app))
+            for _ in range(30):
                 await pilot.pause(0.1)
             text = screen_text(app)
             assert "==> cannot read the run's pods (forbidden): the last" in text and "pods are gone" not in text, text

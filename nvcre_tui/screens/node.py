@@ -9,13 +9,16 @@ the session's `validation_requests` cache: the screen never opens the database o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import ScrollableContainer, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static
 
 from nvcre_tui.engine.api.bodies import meta_of
@@ -36,6 +39,7 @@ from nvcre_tui.screens.base import NvcreScreen
 from nvcre_tui.widgets.command_bar import CommandBar
 from nvcre_tui.widgets.detail import evidence_text, label, shown, shown_measurement
 from nvcre_tui.widgets.diagnose_tests import clearance_text, passes_said
+from nvcre_tui.widgets.fitted_list import ELLIPSIS, NO_BREAK, cut_at_word
 from nvcre_tui.widgets.fitted_table import Column, Drop, FittedTable
 from nvcre_tui.widgets.hanging import Hanging, HangingStatic, hanging
 from nvcre_tui.widgets.node_state import STALE_GLYPH, NodeState
@@ -101,7 +105,7 @@ class NodeScreen(NvcreScreen):
             yield HangingStatic(id="summary", label_indent=2)
             yield HangingStatic(id="sentinel")
         yield FittedTable(RESULT_COLUMNS, id="results")
-        yield Static(id="history")
+        yield HistoryLines(id="history")
         with VerticalScroll(id="evidence-box"):
             yield Static(id="evidence")
         yield CommandBar()
@@ -207,7 +211,7 @@ class NodeScreen(NvcreScreen):
             for line in view.lines():
                 side.append(f"  {shown(line)}\n")
         self.query_one("#sentinel", HangingStatic).show(side)
-        self.query_one("#history", Static).update(Text("History: unreadable (see Baseline)") if unreadable else timeline_text(history, trend, last_shown))
+        self.query_one("#history", HistoryLines).update(Text("History: unreadable (see Baseline)") if unreadable else (history, trend, last_shown))
 
     # ----- live results ----------------------------------------------------------------------------------
 
@@ -259,31 +263,94 @@ class NodeScreen(NvcreScreen):
             self.notify(printable(f"no Job has run on {self.node}: no log to open", newlines=False), markup=False)
 
 
-def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]], last_shown: Mapping[str, str]) -> Text:
-    """The archived certifications, newest first, under the bus bandwidth trend (HistoryQuery.trend: a series per
-    category and group size, as `nvcre history node` prints it) with each series' last value (trend_last_shown)."""
-    text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
-    text.append(f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})", style="bold")
+def timeline_rows(history: list[dict[str, Any]], trend: Mapping[str, list[float]], last_shown: Mapping[str, str]) -> list[tuple[str, str, list[str]]]:
+    """The History pane's lines as (lead, separator, cells): the title with the bus bandwidth trend (HistoryQuery.trend: a
+    series per category and group size, as `nvcre history node` prints it, each with its last value: trend_last_shown),
+    then the archived certifications, newest first, each category a cell."""
+    title = f"History ({len(history)} archived certification{'s' if len(history) != 1 else ''})"
     if not history:
-        text.append(": none yet")
-        return text
-    for series, values in trend.items():
-        text.append(f"   {series.split('/')[-1]} busBW {sparkline(values, 16)} {with_unit(BUS_BANDWIDTH, last_shown[series])}")
-    text.append("\n")
+        return [(f"{title}: none yet", "", [])]
+    series = [f"{name.split('/')[-1]} busBW {sparkline(values, 16)} {with_unit(BUS_BANDWIDTH, last_shown[name])}" for name, values in trend.items()]
+    rows = [(title + ("   " if series else ""), "   ", series)]
     # Names aligned to the longest shown, not to 28 columns: on 80 a 9-character name left 19 blank ones, and the
     # line's ellipsis took the category cells that say what failed and by how much
     width = max(len(str(entry["certification"])) for entry in history[-HISTORY_ROWS:])
-    for entry in reversed(history[-HISTORY_ROWS:]):
+    # The worst verdict alone (history.queries.verdicts_of): the cells after it say each category's. Aligned to the
+    # longest shown too: padded to 12, "faulty" took the room of the value the first cell measured on 80 columns.
+    worsts = [str((entry.get("verdicts") or [{}])[0].get("verdict") or entry.get("resultSaid") or entry["result"]) for entry in history[-HISTORY_ROWS:]]
+    said = max(len(shown(worst)) for worst in worsts)
+    for entry, worst in zip(reversed(history[-HISTORY_ROWS:]), reversed(worsts), strict=True):
         # A diagnosis's verdict beside its glyph (`✗ intermittent`), as `nvcre history node` and the report say it
-        cells = "  ".join(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {state_said(c)}" if state_said(c) != c["state"] else "")
-                          + (f" {with_unit(BUS_BANDWIDTH, shown_value(c, BUS_BANDWIDTH, c['busBW']))}" if c["busBW"] is not None else "")
-                          + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "") for c in entry["categories"])
+        cells = [shown(f"{c['category'].split('/')[-1]} {_glyph(c['state'])}" + (f" {state_said(c)}" if state_said(c) != c["state"] else "")
+                       + (f" {with_unit(BUS_BANDWIDTH, shown_value(c, BUS_BANDWIDTH, c['busBW']))}" if c["busBW"] is not None else "")
+                       + (f" ({c['reason']})" if c["reason"] and c["state"] not in ("passed",) else "")) for c in entry["categories"]]
         # UTC, said (Z) as the CLI and the reports say it: a bare "00:27" read as local time
         when = f"{entry['completionTime'][:16].replace('T', ' ')}Z" if entry["completionTime"] else "-"
-        # The worst verdict alone (history.queries.verdicts_of): the cells after it say each category's
-        worst = (entry.get("verdicts") or [{}])[0].get("verdict") or entry.get("resultSaid") or entry["result"]
-        text.append(shown(f"{when}  {entry['certification']:<{width}}  {_glyph(entry['result'])} {worst:<12} {cells}") + "\n")
+        rows.append((f"{when}  {shown(str(entry['certification'])):<{width}}  {_glyph(entry['result'])} {shown(worst):<{said}} ", "  ", cells))
+    return rows
+
+
+_VALUE_UNIT = re.compile(r"(\d) (?=\S*/s\b|GB\b|s\b)")  # "160.20 GB/s": one word to a cut (fitted_list.NO_BREAK)
+
+
+def fitted_row(lead: str, separator: str, cells: list[str], width: int | None) -> str:
+    """`lead` and as many whole `cells` as `width` holds, those left out counted (`+2 more`); a first cell too long for
+    the line alone is cut at a word with "…", a value never parted from its unit (the line's ellipsis read
+    `nccl-all-gather ✗ faulty 160.20…`). Everything where `width` is None."""
+    whole = lead + separator.join(cells)
+    if width is None or cell_len(whole) <= width:
+        return whole
+    kept: list[str] = []
+    for index, cell in enumerate(cells):
+        rest = len(cells) - index - 1
+        if cell_len(lead + separator.join([*kept, cell]) + (f"{separator}+{rest} more" if rest else "")) > width:
+            break
+        kept.append(cell)
+    left = len(cells) - len(kept)
+    if kept:
+        return lead + separator.join(kept) + f"{separator}+{left} more"
+    first = _VALUE_UNIT.sub(lambda match: match.group(1) + NO_BREAK, cells[0])
+    more = f"{separator}+{left - 1} more" if left > 1 else ""
+    counted = (cut_at_word(first, width - cell_len(lead) - cell_len(more), 1) or [ELLIPSIS])[0]
+    # The cells after it counted where that costs none of its words; else its "…" says there is more
+    room = width - cell_len(lead)
+    alone = counted if not more else f"{first} {ELLIPSIS}" if cell_len(first) + 2 <= room else (cut_at_word(first, room, 1) or [ELLIPSIS])[0]
+    if alone == ELLIPSIS:  # not even its first word: every cell counted
+        return lead + f"+{len(cells)} more"
+    return lead + (counted + more if len(counted.split()) >= len(alone.split()) else alone).replace(NO_BREAK, " ")
+
+
+def timeline_text(history: list[dict[str, Any]], trend: Mapping[str, list[float]], last_shown: Mapping[str, str], width: int | None = None) -> Text:
+    """The History pane: `timeline_rows`, each fitted to `width` (`fitted_row`: whole where None); the title bold."""
+    text = Text(no_wrap=True, overflow="ellipsis")  # one line per certification; the CLI prints them whole
+    for index, (lead, separator, cells) in enumerate(timeline_rows(history, trend, last_shown)):
+        line = fitted_row(lead, separator, cells, width)
+        if index == 0:
+            title = lead.split(":")[0].rstrip()
+            text.append(title, style="bold")
+            line = line[len(title):]
+        text.append(line + ("\n" if index or history else ""))
     return text
+
+
+class HistoryLines(Widget):
+    """The History pane: `timeline_text` fitted to its width at every render (a resize included)."""
+
+    DEFAULT_CSS = "HistoryLines { height: auto; }"
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
+        super().__init__(id=id)
+        self._said: Text | tuple[list[dict[str, Any]], Mapping[str, list[float]], Mapping[str, str]] = Text()
+
+    def update(self, said: Text | tuple[list[dict[str, Any]], Mapping[str, list[float]], Mapping[str, str]]) -> None:
+        """A line said as is, or (history, trend, last_shown) for `timeline_text`."""
+        self._said = said
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if isinstance(self._said, Text):
+            return self._said
+        return timeline_text(*self._said, width=self.content_size.width or None)
 
 
 def _failed(row: Mapping[str, Any]) -> bool:

@@ -152,7 +152,7 @@ class DashboardScreen(NvcreScreen):
                 tooltip="Delete the highlighted certification (asks first): its runs stop; Workflows, Jobs and runs go with it"),
         Binding("m", "map", "Rack map", id="dashboard.map"),
         Binding("w", "wall", "Wall", show=False, id="dashboard.wall"),
-        Binding("f", "failures", "Failures", id="dashboard.failures", tooltip="The failures pane: enter evidence, l log"),
+        Binding("f", "failures", "Failures", id="dashboard.failures", tooltip="The failures pane: enter evidence, l log; f again: back to the table"),
         Binding("slash", "filter", "Filter", id="dashboard.filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="dashboard.clear"),
     ]
@@ -362,7 +362,9 @@ class DashboardScreen(NvcreScreen):
 
         pane = self.query_one(FailuresPane)
         name = self._selected()
-        if pane.failures:
+        if pane.has_focus:  # f again: back to the certifications (it did nothing there, offered in the footer all the same)
+            self.query_one("#certs", DataTable).focus()
+        elif pane.failures:
             pane.focus()
         elif name and self.nvcre.snapshot is not None and diagnosis_suspects(self.nvcre.snapshot, name):
             # No failure yet, but suspects under diagnosis (the pane's title says so): the drill-down opens on them.

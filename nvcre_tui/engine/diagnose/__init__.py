@@ -109,7 +109,8 @@ Verdict rules (recomputed from the whole history after every round):
   its links for good). It explains every failure between those cliques: no link search there, no partner across
   them; the links of a clique left out are covered, and their failures widen it.
 - A link failing part of the time (a pass cleared it) is named when links that never passed cannot explain the
-  failures (one failed test at least crosses only links that passed some test), every failed test across cliques of
+  failures (one failed test at least crosses only links that passed some test; nor does one such link explain every
+  failure but those of one node, a flaky representative's), every failed test across cliques of
   sound nodes exercises it and FLAKY_LINK_FAILURES (3) of them span two cliques, share no node and hold no node that failed
   another, unless it passed INSIDE_PASSES_PER_FAILURE (2) tests inside its clique for each failure (a flaky node
   fails there too; a flaky uplink fails its clique's few representatives again and again). Of several such links,

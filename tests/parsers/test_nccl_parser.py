@@ -508,3 +508,36 @@ def test_nccl_tests_own_bandwidth_check_failing_is_a_failure(max_rows: int) -> N
     document["average_bus_bandwidth"]["okay"] = "false"
     judged = parse_nccl(json.dumps(document)).failure
     assert judged is not None and judged.reason == "BandwidthCheckFailed" and "306.244 GB/s" in judged.message
+
+
+def _lone_rank_run(host: str, pid: int, bus: str) -> str:
+    """One process's whole output under mpirun when nccl-tests was built without MPI (nccl-tests#107, #294): it is its
+    own one-rank run, so a broadcast measures the GPU's local copy (busbw = algbw, fast) and never a link."""
+    return f"""# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#
+# Using devices
+#  Rank  0 Group  0 Pid {pid:6d} on {host:>10} device  0 [{bus}] NVIDIA H100 80GB HBM3
+#
+#                                                       out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+    67108864      16777216     float    none       0    95.10  705.67  705.67      0     2.10  31956.6  31956.6    N/A
+   134217728      33554432     float    none       0   186.20  720.83  720.83      0     2.12  63310.2  63310.2    N/A
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 16673.3
+#
+"""
+
+
+def test_processes_that_each_ran_nccl_tests_alone_measured_no_link() -> None:
+    """A non-MPI nccl-tests build started by mpirun on two nodes prints two one-rank runs, each rank 0; they merged into
+    one broadcast reading 720 GB/s of local copies, a pass over any bus bandwidth threshold. It fails RanksNotJoined."""
+    text = _lone_rank_run("gpu-n01", 4101, "0000:18:00") + _lone_rank_run("gpu-n02", 5230, "0000:18:00")
+    result = parse_nccl(text)
+    assert result.failure is not None and result.failure.reason == "RanksNotJoined", result.failure
+    assert result.failure.message.startswith("2 processes each ran nccl-tests as its own one-rank run "
+                                             "(gpu-n01 device 0, gpu-n02 device 0): nothing was measured between GPUs")
+    # one process alone, or the same GPU's one-rank run twice (two cycles), is what it says it is
+    assert parse_nccl(_lone_rank_run("gpu-n01", 4101, "0000:18:00")).failure is None
+    assert parse_nccl(_lone_rank_run("gpu-n01", 4101, "0000:18:00") * 2).failure is None
+    assert parse_nccl(fixture("nccl_e1_modern.txt") * 2).failure is None  # a run of eight ranks, twice

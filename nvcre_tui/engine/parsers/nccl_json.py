@@ -173,7 +173,7 @@ def _devices(config: Any, aggregator: NcclAggregator) -> None:
         rank, index = _integer(device.get("rank")), _integer(device.get("device"))
         host, bus, name = device.get("hostname"), device.get("device_hex", ""), device.get("device_info", "")
         if rank is not None and index is not None and isinstance(host, str):
-            aggregator.ranks[rank] = RankDevice(host, index, str(bus), str(name))
+            aggregator.add_rank(rank, RankDevice(host, index, str(bus), str(name)))
 
 
 def read_json(text: str, aggregator: NcclAggregator) -> None:

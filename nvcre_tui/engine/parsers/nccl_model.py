@@ -17,6 +17,8 @@ from nvcre_tui.engine.parsers.measurements import ALG_BANDWIDTH, BUS_BANDWIDTH
 DATA_CORRUPTION = "DataCorruption"
 #: nccl-tests' own bandwidth check failed: its average bus bandwidth below 0.9 x NCCL_TESTS_MIN_BW (it exits non-zero).
 BANDWIDTH_CHECK_FAILED = "BandwidthCheckFailed"
+#: Every process ran nccl-tests as its own one-rank run (a build without MPI started by mpirun): nothing crossed GPUs.
+RANKS_NOT_JOINED = "RanksNotJoined"
 
 #: Raw rows kept by default; averages always cover every row.
 DEFAULT_MAX_ROWS = 2048
@@ -294,6 +296,7 @@ class NcclAggregator:
         self.avg_bus_bandwidth: float | None = None
         self.out_of_bounds: int | None = None
         self.ranks: dict[int, RankDevice] = {}
+        self.rank_zero_devices: dict[tuple[str, int, str], None] = {}  # every GPU listed as rank 0, in order
         self.pending_excess: Excess | None = None  # since the last footer: the footer will decide
         self.unjudged_excess: Excess | None = None  # from a table that ended without its footer
         self.nccl_failure: str | None = None  # the first line saying NCCL (or CUDA) failed
@@ -362,6 +365,12 @@ class NcclAggregator:
             tolerance = error_tolerance(kind, len(self.ranks))
             if error > tolerance:
                 self.pending_excess = (size, error, tolerance)
+
+    def add_rank(self, rank: int, device: RankDevice) -> None:
+        """A rank the run's header lists, and where it ran."""
+        self.ranks[rank] = device
+        if rank == 0:
+            self.rank_zero_devices.setdefault((device.host, device.device, device.bus_id), None)
 
     def end_table(self) -> None:
         """A new table (or the end of input) without a footer for the last one: its errors stand."""
@@ -462,7 +471,7 @@ class NcclAggregator:
             out_of_bounds=self.out_of_bounds,
             ranks=dict(self.ranks),
             failure=(_corruption(sizes, self.out_of_bounds, self.unjudged_excess, self.skipped_wrong)
-                     or _bandwidth_check(self.bandwidth_check)),
+                     or _unjoined(self.ranks, self.rank_zero_devices) or _bandwidth_check(self.bandwidth_check)),
             skipped_count=self.skipped_count,
             skipped_rows=tuple(self.skipped_rows),
             incomplete=self._incomplete(),
@@ -492,6 +501,19 @@ class NcclAggregator:
             reasons.append(f"run {number}{f' ({program})' if program else ''}{more} printed no result rows and no "
                            f"summary{why}")
         return f"{which} never concluded: {'; '.join(reasons)}"
+
+
+def _unjoined(ranks: dict[int, RankDevice], rank_zero: dict[tuple[str, int, str], None]) -> Failure | None:
+    """RanksNotJoined: no header listed a rank above 0, yet rank 0 ran on several GPUs. Each process ran nccl-tests alone,
+    as an nccl-tests build without MPI does when mpirun starts it (nccl-tests#107, #294): its rows measured one GPU's
+    local copies (a broadcast or sendrecv of one rank reads as fast), never a link between GPUs."""
+    if len(rank_zero) < 2 or any(rank > 0 for rank in ranks):
+        return None
+    where = ", ".join(f"{host} device {device}" for host, device, _ in list(rank_zero)[:3])
+    more = f" and {len(rank_zero) - 3} more" if len(rank_zero) > 3 else ""
+    return Failure(RANKS_NOT_JOINED, f"{len(rank_zero)} processes each ran nccl-tests as its own one-rank run ({where}{more}): "
+                                     "nothing was measured between GPUs (an nccl-tests build without MPI, started by mpirun? "
+                                     "build it with MPI=1)")
 
 
 def _bandwidth_check(average: float | None) -> Failure | None:

@@ -315,7 +315,7 @@ class TableReader:
             match = _RANK.match(text)
             if match:
                 rank, host, device, bus, name = match.groups()
-                self.aggregator.ranks[int(rank)] = RankDevice(host, int(device), bus, name)
+                self.aggregator.add_rank(int(rank), RankDevice(host, int(device), bus, name))
         elif first == "Collective":
             self._run_marker(text)
         elif text.startswith("Out of bounds"):

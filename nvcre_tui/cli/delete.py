@@ -33,7 +33,7 @@ from nvcre_tui.engine.store.errors import NotFound, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, WORKFLOW
 from nvcre_tui.engine.store.sqlite import SqliteStore
 from nvcre_tui.engine.store.sqlite.tables import DamagedRow
-from nvcre_tui.engine.units import MAX_DURATION_SECONDS, format_duration, parse_duration
+from nvcre_tui.engine.units import MAX_DURATION_SECONDS, count, format_duration, parse_duration
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.engine import Engine
@@ -155,7 +155,7 @@ class _Left:
 
     @property
     def said(self) -> str:
-        return f"{self.workflows} Workflow{'s' if self.workflows != 1 else ''}, with {'its' if self.workflows == 1 else 'their'} Jobs and runs"
+        return f"{count(self.workflows, 'Workflow')}, with {'its' if self.workflows == 1 else 'their'} Jobs and runs"
 
 
 def _left_behind(session: Session, name: str, namespace: str) -> _Left | None:

@@ -47,6 +47,7 @@ from nvcre_tui.engine.report.readmodel import CertificationView, owned
 from nvcre_tui.engine.views.waiting import no_output
 from nvcre_tui.engine.store.errors import NotFound, RetryableError, StoreError
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, WORKFLOW, WORKLOADRUN
+from nvcre_tui.engine.units import listed
 
 if TYPE_CHECKING:
     from nvcre_tui.engine.lease import EngineLease
@@ -105,6 +106,12 @@ class JobEntry:
     def never_started(self) -> bool:
         """It failed before its workload started (NOTHING_STARTED: an API server alone makes no pod): nothing printed."""
         return self.outcome == FAILED and failure_reason(self.job) in NOTHING_STARTED
+
+
+def none_started(name: str, entries: list[JobEntry]) -> str:
+    """What `logs NAME` says of a certification none of whose workloads started: its jobs, each with its reason."""
+    shown = listed([f"{entry.name}: {failure_reason(entry.job)}" for entry in entries], 3)
+    return f"No job of certification {name} has a log: none of its workloads started ({shown})."
 
 
 def logs_command(args: argparse.Namespace) -> int:
@@ -188,10 +195,7 @@ async def _logs_in(session: Session, args: argparse.Namespace) -> int:
         return await _print_log(session, chosen[0], namespace, args.follow)  # says why it has none
     if not with_log and chosen and all(entry.never_started for entry in chosen):
         # listed as having a log, "Pick one" (exit 2), and each then said it had none: said at once
-        shown = ", ".join(f"{entry.name}: {failure_reason(entry.job)}" for entry in chosen[:3])
-        more = f", and {len(chosen) - 3} more" if len(chosen) > 3 else ""
-        print(printable(f"No job of certification {args.name} has a log: none of its workloads started ({shown}{more}).",
-                        newlines=False), file=sys.stderr)
+        print(printable(none_started(args.name, chosen), newlines=False), file=sys.stderr)
         return 0
     _list(with_log, args)
     # a list to pick from is no log: incomplete input (exit 2, as the README's exit codes say), so `logs NAME > f && ...`

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from nvcre_tui.cli import EXIT_BAD_INPUT
 from nvcre_tui.engine.api.vocabulary import LABEL_GPU_PRESENT
-from nvcre_tui.engine.units import format_age
+from nvcre_tui.engine.units import format_age, listed
 from nvcre_tui.engine.workloads.lookup import trainer_served
 
 # engine.kube loads the Kubernetes client (about half a second): its names are imported where a row needs them.
@@ -81,7 +81,7 @@ def status_rows(status: InstallStatus) -> list[tuple[str, str, str]]:
             if status.simulated_nodes else "") + (
             f"; {status.simulated_strangers} labelled simulated by another client, not the simulator (real Nodes to nvcre: "
             "--sim-runner does not play them and `setup reset` leaves them)" if status.simulated_strangers else "") + (
-            f"; {_unlabelled(status.unlabelled_gpu_nodes)} not labelled {LABEL_GPU_PRESENT}=true (GPU feature discovery sets it; "
+            f"; {unlabelled_said(status.unlabelled_gpu_nodes)} not labelled {LABEL_GPU_PRESENT}=true (GPU feature discovery sets it; "
             "label Nodes made by hand so): no run plans them" if status.unlabelled_gpu_nodes else "")),
         "kubelets": _kubelet_row(status.kubelet_checked, status.silent_nodes, status.simulated_nodes),
         "controllers": _controller_row(status.controllers, jobset="jobsets" in served),
@@ -112,10 +112,9 @@ def unreadable_summary(status: InstallStatus) -> str | None:
             "RBAC, Nodes, Services, Leases, Deployments): a cluster admin (as setup init needs) sees every check")
 
 
-def _unlabelled(names: list[str], shown: int = 3) -> str:
-    """`2 (gpu-1, gpu-2)`, `5 (a, b, c, +2 more)`: GPU nodes named, a few."""
-    more = f", +{len(names) - shown} more" if len(names) > shown else ""
-    return f"{len(names)} ({', '.join(names[:shown])}{more})"
+def unlabelled_said(names: list[str]) -> str:
+    """`2 (gpu-1, gpu-2)`, `5 (a, b, c and 2 more)`: GPU nodes named, a few (units.listed)."""
+    return f"{len(names)} ({listed(names, 3)})"
 
 
 def _crd_row(status: InstallStatus, missing: list[str], outdated: list[str], pending: list[str]) -> tuple[str, str]:

@@ -46,8 +46,6 @@ from nvcre_tui.engine.store.errors import NamespaceTerminating, describe
 from nvcre_tui.engine.store.protocol import CONFIGMAP, JOB, WORKFLOW
 from nvcre_tui.engine.units import count
 
-# A group's reason when its Job was deleted before the engine saw it finish (while running, or while the engine was
-# down): someone's act, no node's; what the Job found, if it finished, went with it.
 # How often a Workflow none of whose nodes is available looks again while it waits (discovery.NODE_WAIT): others' pods
 # ending wake no Workflow (the engine watches nvcre's pods only), so it reads the pods bound to its nodes again that often
 # (one list, or one a node up to 8: ten looks in the five minutes); a Node change (uncordoned) wakes it at once.

@@ -194,20 +194,19 @@ def read_json(text: str, aggregator: NcclAggregator) -> None:
         elif (invalid := _invalid_cells(entry) or _refusal(entry)) is not None:
             aggregator.skip(invalid[0], invalid[1], f"results[{index}]", _wrong(entry))
     average = document.get("average_bus_bandwidth")
-    concluded = isinstance(average, dict) and _number(average.get("bandwidth")) is not None
-    if isinstance(average, dict) and _number(average.get("bandwidth")) is not None:
-        aggregator.avg_bus_bandwidth = _number(average["bandwidth"])
+    bandwidth = _number(average.get("bandwidth")) if isinstance(average, dict) else None
+    if concluded := isinstance(average, dict) and bandwidth is not None:
+        aggregator.avg_bus_bandwidth = bandwidth
         aggregator.runs_concluded += 1
         aggregator.footer()
         # nccl-tests' own NCCL_TESTS_MIN_BW check: its jsonBool writes the string "false" ("unchecked" without one)
         if average.get("okay") in ("false", False):
             aggregator.bandwidth_check = aggregator.avg_bus_bandwidth
     _out_of_bounds(document.get("out_of_bounds"), aggregator)
-    if not (errors := _errors(document.get("errors"))):
-        pass
-    elif concluded:  # a warning NCCL printed on the way (nccl-tests writes its last one whatever the outcome)
+    errors = _errors(document.get("errors"))
+    if errors and concluded:  # a warning NCCL printed on the way (nccl-tests writes its last one whatever the outcome)
         aggregator.remarks.append(f"NCCL's last warning (nccl-tests' errors), in a run that concluded: {errors}")
-    else:
+    elif errors:
         aggregator.reported_errors = errors
 
 

@@ -29,7 +29,7 @@ from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.outputs import kubelet_prefix
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, POD, WORKFLOW, WORKLOADRUN, ResourceKind
 from tests.kube.bare import SERVERS, Bare, bare_server, trainer_without_jobset
-from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.cluster import first_node, installed_in_thread, store_on
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
 
@@ -408,22 +408,12 @@ def test_on_an_api_server_alone_a_run_whose_pods_never_start_says_why_it_has_no_
     assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                  "--name", "idle", "--wait", "--timeout", "3s"]) == 3
     capsys.readouterr()
-    node = asyncio.run(_first_node(kubeconfig))
+    node = asyncio.run(first_node(kubeconfig))
     assert main(["certification", "logs", "idle", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("No output yet: the run is "), err
     assert "; its pods have not started. Why: no pods yet: no Job controller has synced its batch Job yet" in err, err
-
-
-async def _first_node(kubeconfig: Path) -> str:
-    from nvcre_tui.engine.store.protocol import NODE
-
-    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    try:
-        return str(sorted(n["metadata"]["name"] for n in (await store.list(NODE)).items)[0])
-    finally:
-        await store.close()
 
 
 def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
@@ -433,7 +423,7 @@ def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, ca
     assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                  "--name", "refused", "--wait"]) == 1
     capsys.readouterr()
-    node = asyncio.run(_first_node(kubeconfig))
+    node = asyncio.run(first_node(kubeconfig))
     assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it "

@@ -21,7 +21,7 @@ from nvcre_tui.engine.planning.manifest import certification_from_text
 from nvcre_tui.engine.runners.simulated import SimulatedRunner
 from nvcre_tui.engine.sim.fleet import SimulatedFleet
 from nvcre_tui.engine.sim.scenario import Scenario
-from nvcre_tui.engine.store import CERTIFICATION, JOB
+from nvcre_tui.engine.store import CERTIFICATION, JOB, NODE
 from nvcre_tui.engine.store.kube import KubeStore, RetryPolicy
 from nvcre_tui.engine.store.protocol import kind_of
 from tests.kubeapi import ApiServer
@@ -76,6 +76,24 @@ async def store_on(kubeconfig: Path, clock: Clock, user_agent: str, **options: A
 
     options.setdefault("retry", RetryPolicy(sleep=no_wait, random=lambda: 0.5))
     return KubeStore(await load_target(str(kubeconfig)), clock, user_agent=user_agent, **options)
+
+
+async def certification_names(kubeconfig: Path, namespace: str = "default") -> list[str]:
+    """The names of the Certifications in `namespace`, read afresh (a test's look at what a command left)."""
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        return [c["metadata"]["name"] for c in (await store.list(CERTIFICATION, namespace)).items]
+    finally:
+        await store.close()
+
+
+async def first_node(kubeconfig: Path) -> str:
+    """The first Node's name, by name."""
+    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
+    try:
+        return str(sorted(n["metadata"]["name"] for n in (await store.list(NODE)).items)[0])
+    finally:
+        await store.close()
 
 
 @contextmanager

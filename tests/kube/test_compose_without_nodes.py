@@ -11,12 +11,11 @@ from textual.widgets import Static
 
 from nvcre_tui.app import NvcreApp
 from nvcre_tui.compose.review import NODES_UNKNOWN
-from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.planning.catalog_load import default_catalog
 from nvcre_tui.engine.planning.manifest import certification_from_text
-from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE
+from nvcre_tui.engine.store.protocol import NODE
 from nvcre_tui.screens.compose import ComposeScreen
-from tests.kube.cluster import installed, store_on
+from tests.kube.cluster import certification_names, installed
 from tests.kube.test_console_on_cluster import args_for, opened, opener
 from tests.kube.test_run_engine_leaves import _register
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
@@ -30,14 +29,6 @@ spec:
   categories:
     - {domain: communication, variant: nccl-all-reduce, options: {testScale: intra-node, onFailure: diagnose}}
 """
-
-
-async def _certifications(kubeconfig: Path) -> list[str]:
-    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
-    try:
-        return [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items]
-    finally:
-        await admin.close()
 
 
 def _text(screen: ComposeScreen, selector: str) -> str:
@@ -79,5 +70,5 @@ async def test_an_edit_user_who_may_not_list_nodes_composes_and_submits(tmp_path
                     break
                 await pilot.pause(0.05)
             assert not isinstance(app.screen, ComposeScreen)
-        assert await _certifications(kubeconfig) == ["bob-compose"]
+        assert await certification_names(kubeconfig) == ["bob-compose"]
         assert not [r for r in server.requests if r.user == "bob" and r.resource == "nodes" and r.verb != "list"]

@@ -20,7 +20,7 @@ from nvcre_tui.engine.store.errors import NotFound
 from nvcre_tui.engine.store.protocol import CERTIFICATION, LEASE
 from nvcre_tui.screens.confirm import ConfirmModal
 from textual.widgets import Button
-from tests.kube.cluster import installed, installed_in_thread, store_on
+from tests.kube.cluster import certification_names, installed, installed_in_thread, store_on
 from tests.kube.test_console_on_cluster import args_for, opened, opener, until
 from tests.kube.test_run_engine_leaves import _register
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
@@ -43,14 +43,6 @@ async def _lease(kubeconfig: Path) -> dict | None:
         await admin.close()
 
 
-async def _certifications(kubeconfig: Path) -> list[str]:
-    admin = await store_on(kubeconfig, SystemClock(), "test-admin")
-    try:
-        return [c["metadata"]["name"] for c in (await admin.list(CERTIFICATION, "default")).items]
-    finally:
-        await admin.close()
-
-
 def _run(kubeconfig: Path, tmp_path: Path, name: str, *extra: str) -> list[str]:
     return ["certification", "run", "--kubeconfig", str(kubeconfig), "--category", CATEGORY, "--name", name,
             "--history", str(tmp_path / "h.db"), *extra]
@@ -67,7 +59,7 @@ def test_an_edit_user_creates_a_certification_and_is_told_an_engine_must_run(tmp
         # setup init lets every user read who holds the engine Lease: nobody here
         assert viewer == ("viewer: no engine holds the lease; this user may not run the engine (RBAC: no update on Lease "
                           f"nvcre-system/nvcre-engine): {NEEDS_CONTROLLER}")
-        assert asyncio.run(_certifications(kubeconfig)) == ["alice-1"]
+        assert asyncio.run(certification_names(kubeconfig)) == ["alice-1"]
         assert asyncio.run(_lease(kubeconfig)) is None  # it never tried to become the engine
 
         asyncio.run(as_installed_before(kubeconfig))  # an install that lets no user read the Lease
@@ -163,7 +155,7 @@ def test_an_edit_user_who_may_not_list_nodes_certifies_and_the_engine_plans(
         shape = "mlnxPerNode, enableMNNVL and maxBytes come" if source == "category" else "gpusPerNode, mlnxPerNode, enableMNNVL and maxBytes come"
         assert f"; checked here: what needs no Node; {shape} from the nodes' GPU architecture and platform" in line, line
         assert ("GPU product not narrowed" in line) == (source == "category")
-        assert asyncio.run(_certifications(kubeconfig)) == ["bob-1"]
+        assert asyncio.run(certification_names(kubeconfig)) == ["bob-1"]
         assert "nvidia.com/gpu.product" not in asyncio.run(_spec_of(kubeconfig, "bob-1"))["target"].get("nodeSelector", {})
 
 
@@ -179,7 +171,7 @@ def test_a_view_user_is_told_which_role_creates_certifications(tmp_path: Path, c
         assert 'User "carol" cannot create resource "certifications"' in line
         assert line.endswith("creating certifications takes nvcre-edit in namespace default, which setup init folds into the "
                              "built-in admin role: a RoleBinding to admin or nvcre-edit there (nothing was created)"), line
-        assert asyncio.run(_certifications(kubeconfig)) == []
+        assert asyncio.run(certification_names(kubeconfig)) == []
 
 
 @pytest.mark.parametrize("command", [["cluster", "info"], ["certification", "render", str(Path(__file__).parents[2] / "examples" / "burn-in.yaml")]])
@@ -233,7 +225,7 @@ def test_an_edit_user_who_may_not_list_nodes_is_refused_what_no_node_would_make_
         err = capsys.readouterr().err
         assert code == 2, err
         assert len(err.splitlines()) == 1 and expected in err and "Traceback" not in err, err
-        assert asyncio.run(_certifications(kubeconfig)) == []
+        assert asyncio.run(certification_names(kubeconfig)) == []
 
 
 TAKES_EDIT = ("certifications takes nvcre-edit in namespace default, which setup init folds into the built-in admin role: a "
@@ -253,7 +245,7 @@ def test_a_view_user_is_told_which_role_deletes_certifications(tmp_path: Path, c
         [line] = [line for line in err.splitlines() if "soak" in line]
         assert 'User "carol" cannot delete resource "certifications"' in line and "Traceback" not in err
         assert line.endswith(f"; deleting {TAKES_EDIT} (nothing deleted)"), line
-        assert sorted(asyncio.run(_certifications(kubeconfig))) == ["burn-in", "soak"]
+        assert sorted(asyncio.run(certification_names(kubeconfig))) == ["burn-in", "soak"]
 
 
 def _archived(history: Path) -> list[str]:
@@ -290,7 +282,7 @@ def test_a_view_user_who_may_not_delete_a_finished_certification_archives_nothin
         assert line == ("certification 'done': this user may not delete it (RBAC, asked of the server: no delete on "
                         f"certifications in namespace default); deleting {TAKES_EDIT} (nothing deleted nor archived)"), line
         assert _archived(history) == []  # no record of a certification still on the cluster
-        assert asyncio.run(_certifications(kubeconfig)) == ["done"]
+        assert asyncio.run(certification_names(kubeconfig)) == ["done"]
         assert not [r for r in server.requests if r.user == "carol" and r.verb == "delete"]  # not even tried
 
 

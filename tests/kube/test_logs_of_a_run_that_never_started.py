@@ -14,10 +14,8 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.cli import main
-from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.store.protocol import NODE
 from tests.kube.bare import SERVERS, Bare, bare_server, trainer_without_jobset
-from tests.kube.cluster import store_on
+from tests.kube.cluster import first_node
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 
 
@@ -26,21 +24,13 @@ def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bare]:
     yield from bare_server(request, tmp_path)
 
 
-async def _a_node(kubeconfig: Path) -> str:
-    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    try:
-        return str(sorted(n["metadata"]["name"] for n in (await store.list(NODE)).items)[0])
-    finally:
-        await store.close()
-
-
 def test_logs_of_a_run_whose_workload_was_never_made_say_so_and_why(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
     kubeconfig = bare.kubeconfig
     asyncio.run(trainer_without_jobset(kubeconfig))
     assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                  "--name", "refused", "--wait"]) == 1
     capsys.readouterr()
-    node = asyncio.run(_a_node(kubeconfig))
+    node = asyncio.run(first_node(kubeconfig))
     assert main(["certification", "logs", "refused", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
     assert out == ""

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from nvcre_tui.cli import main
-from tests.kube.cluster import installed_in_thread
-from tests.kube.test_edit_user_certifies import _certifications, _register, _run
+from tests.kube.cluster import certification_names, installed_in_thread
+from tests.kube.test_edit_user_certifies import _register, _run
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kubeapi import Fault
 
@@ -28,6 +28,6 @@ def test_a_create_committed_but_answered_503_is_this_runs_certification_not_a_na
         err = capsys.readouterr().err
         assert lost.hits == 1 and ("Certification c-1 created in namespace default (cluster emulator · default; the server's "
                                    "answer was lost, its retry found it made).") in err, err
-        assert "already exists" not in err and asyncio.run(_certifications(kubeconfig)) == ["c-1"]
+        assert "already exists" not in err and asyncio.run(certification_names(kubeconfig)) == ["c-1"]
         assert main(_run(kubeconfig, tmp_path, "c-1")) == 2  # a name taken, without any lost answer: refused as before
         assert "--name: certification 'c-1' already exists" in capsys.readouterr().err

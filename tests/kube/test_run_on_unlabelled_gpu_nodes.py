@@ -14,8 +14,8 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.clock import SystemClock
-from nvcre_tui.engine.store.protocol import CERTIFICATION, NODE
-from tests.kube.cluster import installed_in_thread, store_on
+from nvcre_tui.engine.store.protocol import NODE
+from tests.kube.cluster import certification_names, installed_in_thread, store_on
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 
 PRODUCT = "NVIDIA-H100-80GB-HBM3"
@@ -37,14 +37,6 @@ async def _make_nodes(kubeconfig: Path, nodes: list[dict]) -> None:
         await store.close()
 
 
-async def _certifications(kubeconfig: Path) -> list[str]:
-    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    try:
-        return [c["metadata"]["name"] for c in (await store.list(CERTIFICATION, "default")).items]
-    finally:
-        await store.close()
-
-
 HAND_MADE = [_node(f"gpu-{i}", {"nvidia.com/gpu.product": PRODUCT, "nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": "c1"})
              for i in (1, 2)]
 
@@ -60,7 +52,7 @@ def test_run_on_gpu_nodes_without_the_gpu_present_label_names_the_label(tmp_path
         assert len(said) == 1, err
         assert "none of the 3 Nodes matches the target" in said[0], err
         assert "none is labelled nvidia.com/gpu.present=true" in said[0], err
-        assert asyncio.run(_certifications(kubeconfig)) == []
+        assert asyncio.run(certification_names(kubeconfig)) == []
 
 
 def test_setup_status_says_gpu_nodes_without_the_gpu_present_label_are_not_planned(tmp_path: Path,

@@ -10,19 +10,9 @@ import pytest
 
 from nvcre_tui.cli import main
 from nvcre_tui.engine.api.base import TargetSpec
-from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.planning.discovery import unmatched_reason
-from nvcre_tui.engine.store.protocol import CERTIFICATION
-from tests.kube.cluster import installed_in_thread, store_on
+from tests.kube.cluster import certification_names, installed_in_thread
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
-
-
-async def _certifications(kubeconfig: Path) -> list[str]:
-    store = await store_on(kubeconfig, SystemClock(), "nvcre-test")
-    try:
-        return [c["metadata"]["name"] for c in (await store.list(CERTIFICATION, "default")).items]
-    finally:
-        await store.close()
 
 
 def test_run_on_a_cluster_without_nodes_says_it_has_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -35,7 +25,7 @@ def test_run_on_a_cluster_without_nodes_says_it_has_none(tmp_path: Path, capsys:
         assert len(said) == 1 and said[0].endswith(
             "the cluster has no Nodes at all (an API server without kubelets registers none): nothing to certify"), err
         assert "none of the 0 Nodes" not in err
-        assert asyncio.run(_certifications(kubeconfig)) == []
+        assert asyncio.run(certification_names(kubeconfig)) == []
 
 
 def test_a_target_with_no_node_to_match_says_there_is_none() -> None:

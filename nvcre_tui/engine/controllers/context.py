@@ -33,6 +33,7 @@ DISOWNED = "disowned"
 # 5xx or drops connections for tens of seconds, which is no news to an SRE and is not said; a Workflow standing still past
 # a minute is, and `certification describe` and the Events said nothing of why.
 BUSY_READ_PATIENCE = timedelta(seconds=60)
+MAX_UNREAD = 1024  # Workflows whose episode of failed reads is remembered (the oldest forgotten, as Progress's runs)
 
 
 @dataclass
@@ -118,8 +119,9 @@ class Context:
     progress: dict[str, Progress] = field(default_factory=dict)
     # The engine's share of the event loop: work that grows with a group's nodes breathes through it (the live loop's).
     slice: TimeSlice = field(default_factory=TimeSlice)
-    # The reads of others' pods failing on transient answers, by Workflow uid (node_occupants): in memory, as `progress`;
-    # an engine started again mid-episode counts it anew (said again at most once: the Event merges, counted).
+    # The reads of others' pods failing on transient answers, by Workflow uid (node_occupants): in memory, as `progress`,
+    # and bounded as it is (MAX_UNREAD); an engine started again mid-episode counts it anew (said again at most once: the
+    # Event merges, counted).
     unread: dict[str, Unread] = field(default_factory=dict)
 
     def now(self) -> str:
@@ -232,7 +234,11 @@ class Context:
     async def _unread(self, wf: Obj, uid: str, error: StoreError) -> None:
         """One more transient failure to read Workflow `wf`'s nodes' other pods: said once, in a Warning Event, once they
         have failed for BUSY_READ_PATIENCE."""
-        episode = self.unread.setdefault(uid, Unread(since=self.clock.now()))
+        if uid not in self.unread:
+            while len(self.unread) >= MAX_UNREAD:  # a Workflow deleted mid-episode is never read again: not kept for ever
+                self.unread.pop(next(iter(self.unread)))
+            self.unread[uid] = Unread(since=self.clock.now())
+        episode = self.unread[uid]
         episode.attempts += 1
         failing = self.clock.now() - episode.since
         if episode.said or failing < BUSY_READ_PATIENCE:

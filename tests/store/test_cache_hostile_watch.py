@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 
 from nvcre_tui.engine.clock import SystemClock
 from nvcre_tui.engine.store.cache import WatchCache
+from nvcre_tui.engine.store.kube import KubeStore
 from nvcre_tui.engine.store.protocol import NODE
 from tests.kube.cluster import store_on
 from tests.kubeapi import ApiServer, Fault
@@ -30,6 +33,19 @@ async def until(condition: object, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
+@asynccontextmanager
+async def following(server: ApiServer, tmp_path: Path, **options: Any) -> AsyncIterator[tuple[KubeStore, WatchCache]]:
+    """A store on `server` and a watch cache of its Nodes over it (not started: a test starts it when its faults are
+    set), both closed after."""
+    store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test", **options)
+    cache = WatchCache(store, [NODE])
+    try:
+        yield store, cache
+    finally:
+        await cache.stop()
+        await store.close()
+
+
 @pytest.mark.parametrize("line", [
     b'{"type":"ADDED","object":{"kind":"Node"}}\n',                      # no metadata
     b'{"type":"MODIFIED","object":{"kind":"Node","metadata":"gpu-1"}}\n',  # metadata that is no object
@@ -40,18 +56,13 @@ async def test_an_event_no_server_should_send_does_not_end_the_cache_following_i
     longer followed, for the rest of the process, and nothing said so (silence() None). The stream is taken as
     garbled, and reopened from the last position, as a line cut mid-event is."""
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
-        cache = WatchCache(store, [NODE])
-        server.faults.add(Fault(method="GET", query="watch=", send_first=(line,), times=1))
-        try:
+        async with following(server, tmp_path) as (store, cache):
+            server.faults.add(Fault(method="GET", query="watch=", send_first=(line,), times=1))
             await asyncio.wait_for(cache.start(), GUARD)
             await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None or cache._tasks[0].done(), "the Node seen")
             assert not cache._tasks[0].done(), cache._tasks[0].exception()
             assert cache.get(NODE, "gpu-node-01") is not None
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_a_server_whose_history_went_back_is_followed_to_what_it_holds(tmp_path: Path) -> None:
@@ -65,13 +76,10 @@ async def test_a_server_whose_history_went_back_is_followed_to_what_it_holds(tmp
     from nvcre_tui.engine.store.kube.retry import RetryPolicy
 
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test",
-                               watch_timeout=1, retry=RetryPolicy(base=0.01, cap=0.05))  # real, short waits
-        for index in range(3):
-            await store.create(NODE, {"metadata": {"name": f"gpu-node-0{index}"}})
-        saved = server.backup()
-        cache = WatchCache(store, [NODE])
-        try:
+        async with following(server, tmp_path, watch_timeout=1, retry=RetryPolicy(base=0.01, cap=0.05)) as (store, cache):  # real, short waits
+            for index in range(3):
+                await store.create(NODE, {"metadata": {"name": f"gpu-node-0{index}"}})
+            saved = server.backup()
             await asyncio.wait_for(cache.start(), GUARD)
             await store.create(NODE, {"metadata": {"name": "gpu-node-09"}})
             changed = await store.get(NODE, "gpu-node-00")
@@ -93,9 +101,6 @@ async def test_a_server_whose_history_went_back_is_followed_to_what_it_holds(tmp
             assert sorted(key[1] for key in cache.objects[NODE]) == ["gpu-node-00", "gpu-node-01", "gpu-node-02"]
             after = await store.create(NODE, {"metadata": {"name": "gpu-node-03"}})  # followed on from there
             await until(lambda: cache.get(NODE, "gpu-node-03") == after, "a Node created after the restore")
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_a_server_whose_history_went_back_and_past_the_cache_is_followed_to_what_it_holds(tmp_path: Path) -> None:
@@ -106,12 +111,10 @@ async def test_a_server_whose_history_went_back_and_past_the_cache_is_followed_t
     server's history, the watch resumes from a revision handed out twice, and what the new one changed is not seen:
     client-go's reflector cannot tell either; etcd's `snapshot restore --bump-revision --mark-compacted` is the cure.)"""
     async with ApiServer(history_limit=4) as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test", watch_timeout=1)
-        for index in range(3):
-            await store.create(NODE, {"metadata": {"name": f"gpu-node-0{index}"}})
-        saved = server.backup()
-        cache = WatchCache(store, [NODE])
-        try:
+        async with following(server, tmp_path, watch_timeout=1) as (store, cache):
+            for index in range(3):
+                await store.create(NODE, {"metadata": {"name": f"gpu-node-0{index}"}})
+            saved = server.backup()
             await asyncio.wait_for(cache.start(), GUARD)
             changed = await store.get(NODE, "gpu-node-00")
             changed["metadata"]["labels"] = {"rack": "after-backup"}
@@ -127,9 +130,6 @@ async def test_a_server_whose_history_went_back_and_past_the_cache_is_followed_t
             await until(lambda: cache.get(NODE, "gpu-node-19") is not None
                         and (cache.get(NODE, "gpu-node-00") or {})["metadata"].get("labels") is None, "the restored server's Nodes")
             assert len(cache.objects[NODE]) == 13
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 @pytest.mark.parametrize("fault", [
@@ -144,11 +144,8 @@ async def test_a_watch_that_ends_at_once_every_time_is_backed_off_and_said(tmp_p
     from nvcre_tui.engine.store.kube.retry import RetryPolicy
 
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test",
-                               retry=RetryPolicy())  # the real waits
-        cache = WatchCache(store, [NODE])
-        server.faults.add(fault)
-        try:
+        async with following(server, tmp_path, retry=RetryPolicy()) as (store, cache):  # the real waits
+            server.faults.add(fault)
             await asyncio.wait_for(cache.start(), GUARD)
             await until(lambda: cache.silence() is not None, "the outage said")
             since = cache.unreachable_since
@@ -161,9 +158,6 @@ async def test_a_watch_that_ends_at_once_every_time_is_backed_off_and_said(tmp_p
             server.faults.remove(fault)
             await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None and cache.silence() is None, "the server followed again")
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_watches_refused_again_and_again_are_said_since_the_first_refusal(tmp_path: Path) -> None:
@@ -172,11 +166,9 @@ async def test_watches_refused_again_and_again_are_said_since_the_first_refusal(
     "the store refuses the watches since 10:02:41", then 10:02:42, 10:02:44, ..., a time that moved with each retry.
     It stays the time of the first refusal until a watch serves again."""
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
-        cache = WatchCache(store, [NODE])
-        refusing = server.faults.add(Fault(method="GET", query="watch=", status=403,
-                                           message='nodes is forbidden: User "viewer" cannot watch resource "nodes"'))
-        try:
+        async with following(server, tmp_path) as (store, cache):
+            refusing = server.faults.add(Fault(method="GET", query="watch=", status=403,
+                                               message='nodes is forbidden: User "viewer" cannot watch resource "nodes"'))
             await asyncio.wait_for(cache.start(), GUARD)
             await until(lambda: cache.unreachable_since is not None, "the first refusal")
             first = cache.unreachable_since
@@ -187,9 +179,6 @@ async def test_watches_refused_again_and_again_are_said_since_the_first_refusal(
             await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node seen")
             assert cache.silence() is None
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_an_https_server_restarting_with_a_new_certificate_from_the_same_ca_is_followed_on(tmp_path: Path) -> None:
@@ -197,9 +186,7 @@ async def test_an_https_server_restarting_with_a_new_certificate_from_the_same_c
     end with the old server, new ones take the new certificate, and the cache follows on (a change made after the
     restart is seen) without a word of outage left."""
     async with ApiServer(tls=True) as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
-        cache = WatchCache(store, [NODE])
-        try:
+        async with following(server, tmp_path) as (store, cache):
             await asyncio.wait_for(cache.start(), GUARD)
             await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node seen")
@@ -208,9 +195,6 @@ async def test_an_https_server_restarting_with_a_new_certificate_from_the_same_c
             assert server.tls is not None and (server.tls.folder / "server.crt").read_bytes() != before
             await store.create(NODE, {"metadata": {"name": "gpu-node-02"}})
             await until(lambda: cache.get(NODE, "gpu-node-02") is not None and cache.silence() is None, "the Node after it")
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_events_the_cache_cannot_use_change_nothing_and_the_watch_goes_on(tmp_path: Path) -> None:
@@ -218,19 +202,17 @@ async def test_events_the_cache_cannot_use_change_nothing_and_the_watch_goes_on(
     without a resourceVersion, an ERROR carrying a 500 Status: nothing is told for any of them, and the cache follows
     on from the last position (what held when tried; pinned here)."""
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
-        cached = await store.create(NODE, {"metadata": {"name": "gpu-node-00"}})
-        cache = WatchCache(store, [NODE])
-        lines = (
-            b'{"type":"DELETED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"ghost","resourceVersion":"1"}}}\n',
-            json.dumps({"type": "ADDED", "object": cached}).encode() + b"\n",
-            b'{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{}}}\n',
-            b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,'
-            b'"reason":"InternalError","message":"etcdserver: leader changed"}}\n',
-        )
-        server.faults.add(Fault(method="GET", query="watch=", send_first=lines, times=1))
-        told: list[tuple[object, object]] = []
-        try:
+        async with following(server, tmp_path) as (store, cache):
+            cached = await store.create(NODE, {"metadata": {"name": "gpu-node-00"}})
+            lines = (
+                b'{"type":"DELETED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"ghost","resourceVersion":"1"}}}\n',
+                json.dumps({"type": "ADDED", "object": cached}).encode() + b"\n",
+                b'{"type":"BOOKMARK","object":{"kind":"Node","apiVersion":"v1","metadata":{}}}\n',
+                b'{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":500,'
+                b'"reason":"InternalError","message":"etcdserver: leader changed"}}\n',
+            )
+            server.faults.add(Fault(method="GET", query="watch=", send_first=lines, times=1))
+            told: list[tuple[object, object]] = []
             cache.subscribe(lambda kind, old, new, own: told.append(((old or {}).get("metadata", {}).get("name"),
                                                                       (new or {}).get("metadata", {}).get("name"))))
             await asyncio.wait_for(cache.start(), GUARD)
@@ -239,9 +221,6 @@ async def test_events_the_cache_cannot_use_change_nothing_and_the_watch_goes_on(
             await until(lambda: cache.get(NODE, "gpu-node-01") is not None, "the Node created after them")
             assert told == [(None, "gpu-node-00"), (None, "gpu-node-01")], told
             assert cache.get(NODE, "gpu-node-00") == cached and cache.get(NODE, "ghost") is None
-        finally:
-            await cache.stop()
-            await store.close()
 
 
 async def test_an_unforeseen_failure_while_following_a_kind_is_said_and_the_kind_followed_on(tmp_path: Path) -> None:
@@ -250,23 +229,18 @@ async def test_an_unforeseen_failure_while_following_a_kind_is_said_and_the_kind
     went on saying what it said before. It is recorded as the watch's failure (said), and the kind relisted and
     followed on."""
     async with ApiServer() as server:
-        store = await store_on(server.write_kubeconfig(tmp_path / "kubeconfig"), SystemClock(), "nvcre-test")
-        cache = WatchCache(store, [NODE])
-        raised: list[str] = []
+        async with following(server, tmp_path) as (store, cache):
+            raised: list[str] = []
 
-        def subscriber(kind: object, old: object, new: dict[str, Any] | None, own: bool) -> None:
-            if new is not None and new["metadata"]["name"] == "gpu-node-01" and not raised:
-                raised.append("once")
-                raise RuntimeError("a subscriber's bug")
+            def subscriber(kind: object, old: object, new: dict[str, Any] | None, own: bool) -> None:
+                if new is not None and new["metadata"]["name"] == "gpu-node-01" and not raised:
+                    raised.append("once")
+                    raise RuntimeError("a subscriber's bug")
 
-        cache.subscribe(subscriber)
-        try:
+            cache.subscribe(subscriber)
             await asyncio.wait_for(cache.start(), GUARD)
             await store.create(NODE, {"metadata": {"name": "gpu-node-01"}})
             await until(lambda: bool(raised) and (cache.silence() is not None or cache._tasks[0].done()), "the failure said")
             assert not cache._tasks[0].done() and "RuntimeError: a subscriber's bug" in cache.last_error, cache.last_error
             await store.create(NODE, {"metadata": {"name": "gpu-node-02"}})
             await until(lambda: cache.get(NODE, "gpu-node-02") is not None and cache.silence() is None, "followed on")
-        finally:
-            await cache.stop()
-            await store.close()

@@ -28,7 +28,7 @@ from nvcre_tui.engine.controllers.conditions import BATCH_FALLBACK, HOW_RUN, wit
 from nvcre_tui.engine.session import SIM_START
 from nvcre_tui.engine.sim.outputs import kubelet_prefix
 from nvcre_tui.engine.store.protocol import CERTIFICATION, JOB, POD, WORKFLOW, WORKLOADRUN, ResourceKind
-from tests.kube.bare import SERVERS, Bare, bare_server, trainer_without_jobset
+from tests.kube.bare import SERVERS, Bare, bare_server
 from tests.kube.cluster import first_node, installed_in_thread, store_on
 from tests.kube.test_setup import no_user_cluster  # noqa: F401 - autouse: never the developer's cluster
 from tests.kube.users import least_privileged
@@ -414,20 +414,6 @@ def test_on_an_api_server_alone_a_run_whose_pods_never_start_says_why_it_has_no_
     assert out == ""
     assert err.startswith("No output yet: the run is "), err
     assert "; its pods have not started. Why: no pods yet: no Job controller has synced its batch Job yet" in err, err
-
-
-def test_a_run_that_failed_before_any_pod_says_it_printed_nothing(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
-    """The Trainer's CRDs without JobSet's: the run fails at once (WorkloadNotCreated) and no pod ever printed a line."""
-    kubeconfig = bare.kubeconfig
-    asyncio.run(trainer_without_jobset(kubeconfig))
-    assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
-                 "--name", "refused", "--wait"]) == 1
-    capsys.readouterr()
-    node = asyncio.run(first_node(kubeconfig))
-    assert main(["certification", "logs", "refused", "--node", node, "--follow", "--kubeconfig", str(kubeconfig)]) == 0
-    out, err = capsys.readouterr()
-    assert out == "" and err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it "
-                                        "printed nothing. Why: "), err
 
 
 def test_follow_of_a_finished_job_without_a_run_ends(burned: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,16 +24,23 @@ def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bare]:
     yield from bare_server(request, tmp_path)
 
 
-def test_logs_of_a_run_whose_workload_was_never_made_say_so_and_why(bare: Bare, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("follow", [[], ["--follow"]], ids=["once", "follow"])
+def test_logs_of_a_run_whose_workload_was_never_made_say_so_and_why(bare: Bare, capsys: pytest.CaptureFixture[str],
+                                                                   follow: list[str]) -> None:
+    """The Trainer's CRDs without JobSet's: the run fails at once (WorkloadNotCreated) and no pod ever printed a line;
+    read once or followed, the log says so."""
     kubeconfig = bare.kubeconfig
     asyncio.run(trainer_without_jobset(kubeconfig))
     assert main(["certification", "run", "--kubeconfig", str(kubeconfig), "--category", "communication/nccl-all-reduce",
                  "--name", "refused", "--wait"]) == 1
     capsys.readouterr()
     node = asyncio.run(first_node(kubeconfig))
-    assert main(["certification", "logs", "refused", "--node", node, "--kubeconfig", str(kubeconfig)]) == 0
+    assert main(["certification", "logs", "refused", "--node", node, *follow, "--kubeconfig", str(kubeconfig)]) == 0
     out, err = capsys.readouterr()
-    assert out == ""
+    assert out == "" and err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it "
+                                        "printed nothing. Why: "), err
+    if follow:
+        return
     assert "neither its pods nor its Job hold any line" not in err, err
     assert err.startswith("No output: the run failed before its workload started (WorkloadNotCreated), so it printed nothing. "
                           "Why: Kubeflow Trainer's TrainJob is served but JobSet"), err
